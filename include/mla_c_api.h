@@ -1,0 +1,594 @@
+/*
+ * mla_c_api.h - the one public header of libmla.
+ *
+ * libmla plans and launches absorbed Multi-head Latent Attention (MLA) decode, the attention of
+ * DeepSeek-V2/V3/R1, Kimi K2 and GLM-5 at inference time: one shared latent KV head, Q and KV rows
+ * of 576 elements (512 latent "nope" + 64 rope), V = the first 512 columns of each KV row, a paged
+ * KV cache, natural-log LSE, causal MTP (query i of L sees keys j <= kv_len - L + i).
+ *
+ * Conventions (read once, they hold for every function below):
+ *  - Every function that can fail returns mla_status (0 = MLA_SUCCESS). On failure a thread-local
+ *    message is set, read with mla_last_error() on the same thread. No C++ exception ever crosses
+ *    this boundary. On failure nothing is written to caller buffers and nothing is launched.
+ *  - Input structs start with `size_t struct_size` and must be set from their *_INIT macro; the
+ *    library reads min(struct_size, sizeof) bytes and gives later fields their defaults, so a
+ *    caller built against an older header keeps working. Output structs too: set struct_size.
+ *  - Sizes are in elements unless a name ends in _bytes. Strides are in elements.
+ *  - Arch strings: "gfx942", "gfx950", "gfx1250" (AMD, aiter's code objects), "sm_90a" (NVIDIA
+ *    Hopper, libmla's own cubins). Device-free functions take an explicit arch and never touch a
+ *    GPU runtime; only functions taking an mla_context* (and the runtime probe) load one.
+ *  - dtype strings (queries, CLI, Python): "bf16", "fp16", "fp8" (e4m3fn), "fp8_fnuz"
+ *    (e4m3fnuz), "byte" (DeepSeek-V3.2 3-buffer layout), "fp32".
+ */
+#ifndef MLA_C_API_H
+#define MLA_C_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Version. MLA_VERSION = MAJOR*10000 + MINOR*100 + PATCH. The soname carries the major.
+ * ------------------------------------------------------------------------------------------- */
+#define MLA_VERSION_MAJOR 0
+#define MLA_VERSION_MINOR 1
+#define MLA_VERSION_PATCH 0
+#define MLA_VERSION (MLA_VERSION_MAJOR * 10000 + MLA_VERSION_MINOR * 100 + MLA_VERSION_PATCH)
+
+#if defined(_WIN32)
+#define MLA_API __declspec(dllexport)
+#else
+#define MLA_API __attribute__((visibility("default")))
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Status codes and errors.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum mla_status {
+    MLA_SUCCESS = 0,
+    MLA_ERROR_INVALID_ARGUMENT = 1,   /* null pointer, bad value, sizes that disagree          */
+    MLA_ERROR_UNSUPPORTED_SHAPE = 2,  /* a valid request that no route of this arch can run    */
+    MLA_ERROR_NO_KERNEL = 3,          /* the arch's table has no row for the request           */
+    MLA_ERROR_ARCH_NOT_BUILT = 4,     /* unknown arch, or no table for the arch under the root */
+    MLA_ERROR_RUNTIME_UNAVAILABLE = 5,/* libcuda.so.1 / libamdhip64.so not found or unusable    */
+    MLA_ERROR_NO_DEVICE = 6,          /* the runtime loaded but reports no usable device       */
+    MLA_ERROR_CODE_OBJECT = 7,        /* code object file missing, unreadable or rejected      */
+    MLA_ERROR_LAUNCH = 8,             /* the runtime refused a launch, copy or allocation      */
+    MLA_ERROR_BUFFER_TOO_SMALL = 9,   /* a caller buffer is smaller than required              */
+    MLA_ERROR_INTERNAL = 10,          /* a bug in libmla; the message says where               */
+    MLA_ERROR_TABLE = 11              /* a code-object CSV table is malformed                  */
+} mla_status;
+
+/* Static name of a status ("MLA_ERROR_NO_KERNEL"); "MLA_UNKNOWN_STATUS" for other values. */
+MLA_API const char* mla_status_string(int status);
+
+/* This thread's message for the last failing call ("" if none). Valid until the next libmla
+ * call on this thread. Successful calls leave it unchanged. */
+MLA_API const char* mla_last_error(void);
+
+/* Clears this thread's last error message. */
+MLA_API void mla_clear_last_error(void);
+
+/* Returns MLA_VERSION of the loaded library. This signature never changes. */
+MLA_API int mla_version(void);
+
+/* Returns the version as "MAJOR.MINOR.PATCH". */
+MLA_API const char* mla_version_string(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Data types.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum mla_dtype {
+    MLA_DTYPE_BF16 = 0,
+    MLA_DTYPE_FP16 = 1,
+    MLA_DTYPE_FP8_E4M3FN = 2,   /* "fp8": NVIDIA, gfx950, gfx1250                          */
+    MLA_DTYPE_FP8_E4M3FNUZ = 3, /* "fp8_fnuz": gfx942                                      */
+    MLA_DTYPE_BYTE = 4,         /* "byte": DeepSeek-V3.2 3-buffer KV (routing only)        */
+    MLA_DTYPE_FP32 = 5
+} mla_dtype;
+
+/* Parses a dtype string (see the conventions above) into *out.
+ * MLA_ERROR_INVALID_ARGUMENT: null pointer or unknown string. */
+MLA_API mla_status mla_dtype_from_string(const char* name, mla_dtype* out);
+
+/* Canonical string of a dtype ("bf16", ...), or NULL for an unknown value. */
+MLA_API const char* mla_dtype_string(mla_dtype dtype);
+
+/* Size of one element in bytes (bf16 2, fp8 1, byte 1, fp32 4); 0 for an unknown value. */
+MLA_API size_t mla_dtype_size(mla_dtype dtype);
+
+/* ---------------------------------------------------------------------------------------------
+ * Archs and the code-object registry.
+ *
+ * Code objects are listed in CSV tables under <root>/<arch>/ (at any depth: aiter keeps them in
+ * <arch>/mla/ and <arch>/mla_dsl/). The root is, in order: an explicit root (context), the
+ * MLA_CODEOBJECT_DIR environment variable, the `codeobjects` folder next to the loaded libmla.so
+ * (dladdr), the install prefix (<datadir>/libmla/codeobjects), the build tree. For AMD archs
+ * point the root at an aiter installation's hsa/ directory.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Number of archs libmla knows the rules of (gfx942, gfx950, gfx1250, sm_90a). */
+MLA_API int mla_arch_count(void);
+
+/* Name of known arch i (0 <= i < mla_arch_count()), NULL otherwise. */
+MLA_API const char* mla_arch_name(int index);
+
+/* Writes the code-object root that device-free queries use into buf (NUL-terminated).
+ * MLA_ERROR_INVALID_ARGUMENT: buf null or len < 1. MLA_ERROR_BUFFER_TOO_SMALL: the path does not
+ * fit (*needed, if not null, gets the length needed including the NUL). MLA_ERROR_ARCH_NOT_BUILT:
+ * no root was found (the message lists every place searched). */
+MLA_API mla_status mla_codeobject_root(char* buf, size_t len, size_t* needed);
+
+/* Sets the code-object root used by device-free queries (NULL: back to the search order above).
+ * Tables are re-read on the next query. MLA_ERROR_INVALID_ARGUMENT: the path is not a folder. */
+MLA_API mla_status mla_set_codeobject_root(const char* root);
+
+/* Information about one arch under the current root. */
+typedef struct mla_arch_info {
+    size_t struct_size;
+    char arch[32];
+    int32_t known;          /* 1 if libmla knows this arch's rules                             */
+    int32_t vendor;         /* 0 = AMD (HIP), 1 = NVIDIA (CUDA driver)                         */
+    int32_t num_tables;     /* CSV tables found for this arch under the root                   */
+    int32_t num_rows;       /* rows over all of them                                           */
+    int32_t missing_files;  /* rows whose code-object file is missing                          */
+    int32_t default_num_cus;/* CU/SM count libmla assumes when none is given (132 on sm_90a)   */
+} mla_arch_info;
+#define MLA_ARCH_INFO_INIT {sizeof(mla_arch_info), {0}, 0, 0, 0, 0, 0, 0}
+
+/* Fills *info for `arch` under the current root. MLA_ERROR_INVALID_ARGUMENT: null pointer.
+ * MLA_ERROR_ARCH_NOT_BUILT: arch unknown (info->known = 0 is still filled). MLA_ERROR_TABLE: a
+ * table of the arch is malformed (duplicate key, missing column): the message names the rows. */
+MLA_API mla_status mla_arch_query(const char* arch, mla_arch_info* info);
+
+/* Writes into buf one line per table row of `arch` whose code-object file is missing
+ * ("<table>:<line>: <path>\n"), NUL-terminated; *count gets the number of such rows.
+ * Errors as mla_arch_query, plus MLA_ERROR_BUFFER_TOO_SMALL (*needed gets the size). */
+MLA_API mla_status mla_arch_check(const char* arch, char* buf, size_t len, size_t* needed,
+                                  int* count);
+
+/* ---------------------------------------------------------------------------------------------
+ * Context: one GPU, its runtime (loaded with dlopen on first use), its module cache.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct mla_context mla_context;
+
+typedef struct mla_context_options {
+    size_t struct_size;
+    int32_t device;               /* device ordinal (default 0)                                   */
+    const char* arch;             /* NULL: ask the device. Else must match the device's arch,
+                                     except with a fake runtime or MLA_ALLOW_ARCH_OVERRIDE=1   */
+    const char* codeobject_root;  /* NULL: the search order above                                 */
+} mla_context_options;
+#define MLA_CONTEXT_OPTIONS_INIT {sizeof(mla_context_options), 0, NULL, NULL}
+
+/* Creates a context. The runtime is chosen by arch: CUDA driver (libcuda.so.1, override with
+ * MLA_LIBCUDA_PATH) for sm_*, HIP (libamdhip64.so, override with MLA_LIBHIP_PATH) for gfx*; with
+ * arch NULL, CUDA is tried first, then HIP.
+ * MLA_ERROR_INVALID_ARGUMENT: out null, bad options. MLA_ERROR_RUNTIME_UNAVAILABLE: no runtime
+ * library (the message lists every path tried). MLA_ERROR_NO_DEVICE: no device at that ordinal.
+ * MLA_ERROR_ARCH_NOT_BUILT: unknown arch or no tables for it. */
+MLA_API mla_status mla_context_create(const mla_context_options* options, mla_context** out);
+
+/* Destroys a context and unloads its modules. NULL is a no-op. */
+MLA_API void mla_context_destroy(mla_context* ctx);
+
+/* Arch string of the context ("sm_90a"), or NULL for a NULL context. */
+MLA_API const char* mla_context_arch(const mla_context* ctx);
+
+/* Number of compute units (CUs / SMs) of the context's device; 0 for NULL. */
+MLA_API int mla_context_num_cus(const mla_context* ctx);
+
+/* Launches the registry's smoke kernel (table `smoke`) writing out[i] = a * i + b for
+ * i < n (int32, device pointer) on stream (CUstream / hipStream_t, NULL = default). Proves the
+ * table -> code object -> module -> launch path. Errors: INVALID_ARGUMENT, NO_KERNEL,
+ * CODE_OBJECT (file missing: the message names the path), LAUNCH. */
+MLA_API mla_status mla_smoke_launch(mla_context* ctx, int32_t* out, int32_t n, int32_t a,
+                                    int32_t b, void* stream);
+
+/* Minimal device helpers for tests, examples, benchmarks and bindings that have no CUDA/HIP
+ * runtime of their own. Thin wrappers of the context's runtime; errors are MLA_ERROR_LAUNCH with
+ * the runtime's message, or INVALID_ARGUMENT. */
+MLA_API mla_status mla_device_malloc(mla_context* ctx, void** ptr, size_t bytes);
+MLA_API mla_status mla_device_free(mla_context* ctx, void* ptr);
+MLA_API mla_status mla_memcpy_htod(mla_context* ctx, void* dst, const void* src, size_t bytes,
+                                   void* stream);
+MLA_API mla_status mla_memcpy_dtoh(mla_context* ctx, void* dst, const void* src, size_t bytes,
+                                   void* stream);
+MLA_API mla_status mla_memset_d8(mla_context* ctx, void* dst, unsigned char value, size_t bytes,
+                                 void* stream);
+MLA_API mla_status mla_stream_synchronize(mla_context* ctx, void* stream);
+/* Event timing: records a start and stop event around nothing else; use as
+ * mla_timer_start(ctx, stream, &t); ...launches...; mla_timer_stop_ms(ctx, t, &ms). */
+typedef struct mla_timer mla_timer;
+MLA_API mla_status mla_timer_start(mla_context* ctx, void* stream, mla_timer** timer);
+MLA_API mla_status mla_timer_stop_ms(mla_context* ctx, mla_timer* timer, float* ms);
+
+/* ==== BEGIN ROUTING (issue 3) ================================================================ */
+/* Device-free routing. Rules reproduce aiter (csrc/include/mla_decode_shape.h, asm_mla.cu, see
+ * docs/routing.md) for gfx942/gfx950/gfx1250 and libmla's own rules for sm_90a. */
+
+typedef enum mla_planner { MLA_PLANNER_V1_0 = 0, MLA_PLANNER_V1_1 = 1, MLA_PLANNER_V1_2 = 2 } mla_planner;
+
+typedef enum mla_head_plan_kind {
+    MLA_HEAD_PLAN_NATIVE = 0,              /* the planner and kernels take the heads as they are   */
+    MLA_HEAD_PLAN_FOLDED = 1,              /* heads folded into qk_batch_ratio pseudo-batches      */
+    MLA_HEAD_PLAN_ACCEPTED_NON_NATIVE = 2, /* accepted without fold, not a native shape           */
+    MLA_HEAD_PLAN_UNSUPPORTED = 3
+} mla_head_plan_kind;
+
+typedef enum mla_backend {
+    MLA_BACKEND_ASM = 0,         /* aiter hand-written asm stage 1 (mla_asm.csv)                */
+    MLA_BACKEND_FLYDSL_PS1 = 1,  /* aiter FlyDSL JIT, gfx1250 page size 1 (no table)           */
+    MLA_BACKEND_OPUS = 2,        /* aiter opus, gfx950 (no table)                               */
+    MLA_BACKEND_HK = 3,          /* aiter HipKittens (experimental, never runnable)             */
+    MLA_BACKEND_PS1_FP8_ASM = 4, /* aiter PS1 FP8 code objects (mla_dsl.csv)                    */
+    MLA_BACKEND_SM90 = 5         /* libmla's own Hopper cubins (codeobjects/sm_90a)             */
+} mla_backend;
+
+typedef enum mla_asm_status {
+    MLA_ASM_OK = 0,
+    MLA_ASM_REMAP_REJECT = 1,    /* the remap itself refuses (e.g. fp8 gqa64 non-persistent)    */
+    MLA_ASM_NO_KERNEL = 2,       /* no exact table row                                          */
+    MLA_ASM_ARCH_NOT_BUILT = 3,  /* no table for the arch under the code-object root            */
+    MLA_ASM_NOT_ASM = 4,         /* backend is not table-driven (shape support only)            */
+    MLA_ASM_UNKNOWN = 5
+} mla_asm_status;
+
+/* One decode shape, the input of the head plan and shape-support queries. Defaults (from the
+ * INIT macro) follow aiter's get_mla_decode_shape_support keywords. */
+typedef struct mla_decode_shape {
+    size_t struct_size;
+    const char* arch;            /* required                                                    */
+    int32_t num_heads;           /* query heads (per KV head), >= 1                              */
+    int32_t num_heads_k;         /* must be 1 (absorbed MLA)                                     */
+    int32_t max_seqlen_qo;       /* L: query tokens per request (MTP), >= 1                      */
+    int32_t uni_seqlen_qo;       /* uniform qlen, -1 = same as max_seqlen_qo                     */
+    mla_dtype q_dtype;
+    mla_dtype kv_dtype;
+    int32_t v_head_dim;          /* 512                                                          */
+    int32_t page_size;           /* tokens per page, power of two                                */
+    int32_t return_lse;          /* caller wants the final LSE                                   */
+    int32_t causal;              /* causal MTP mask (no-op at L = 1)                             */
+    int32_t persistent;          /* persistent (planner-driven) launch                           */
+    int32_t cp_round_robin;      /* round-robin context parallel (g_kv_indptr given)             */
+    int32_t cp_world_size;       /* 1 = no context parallel; forced to 2 when cp_round_robin
+                                    and left at 1 (aiter's shape query does the same)          */
+    int32_t fast_mode;           /* 1: planner v1_2                                              */
+    int32_t intra_batch_mode;    /* with fast_mode 0: 1 -> v1_0, 0 -> v1_1                       */
+    int32_t has_scales;          /* q_scale and kv_scale will be given                           */
+    int32_t enable_experimental; /* aiter AITER_ENABLE_EXPERIMENTAL                              */
+    int32_t flydsl_ps1;          /* aiter AITER_MLA_DECODE_PS1_FLYDSL                            */
+    int32_t use_ps1_asm;         /* aiter AITER_MLA_DECODE_PS1_ASM (default 1)                   */
+    int32_t use_opus;            /* aiter AITER_MLA_USE_OPUS                                     */
+} mla_decode_shape;
+#define MLA_DECODE_SHAPE_INIT                                                                  \
+    {sizeof(mla_decode_shape), NULL, 16, 1, 1, -1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 512, 1, 0, 1, \
+     1, 0, 1, 1, 0, 1, 0, 0, 1, 0}
+
+/* aiter's MlaDecodeHeadPlan plus the backend. */
+typedef struct mla_head_plan {
+    size_t struct_size;
+    mla_planner planner;
+    mla_head_plan_kind plan;
+    int32_t planner_accepts;      /* plan != UNSUPPORTED                                        */
+    int32_t natively_supported;
+    int32_t qk_batch_ratio;       /* head fold factor (1 = no fold)                             */
+    int32_t kernel_num_heads;     /* heads per (pseudo-)request the kernel sees                 */
+    int32_t seqlen_fold;          /* v1_0, 128 heads: each query token becomes a pseudo-batch    */
+    int32_t packed_qo_len_per_wg; /* query rows (tokens x heads) one workgroup packs            */
+    int32_t reduce_supported;     /* mla_reduce_v1_supports(kernel_num_heads, v_head_dim)       */
+    mla_backend backend;
+} mla_head_plan;
+#define MLA_HEAD_PLAN_INIT {sizeof(mla_head_plan), MLA_PLANNER_V1_2, MLA_HEAD_PLAN_UNSUPPORTED, 0, 0, 1, 0, 1, 128, 0, MLA_BACKEND_ASM}
+
+/* Head plan and backend of a shape (aiter get_mla_decode_head_plan_v1 rules, §4.3).
+ * MLA_ERROR_INVALID_ARGUMENT: null pointer, num_heads < 1, max_seqlen_qo < 1, num_heads_k != 1,
+ * bad dtype. MLA_ERROR_ARCH_NOT_BUILT: unknown arch. An unsupported shape is not an error:
+ * plan->plan = MLA_HEAD_PLAN_UNSUPPORTED. */
+MLA_API mla_status mla_decode_head_plan(const mla_decode_shape* shape, mla_head_plan* plan);
+
+/* Result of the shape-support query: every field of aiter's MlaDecodeShapeSupport. */
+typedef struct mla_decode_support {
+    size_t struct_size;
+    char arch[32];
+    int32_t enable_experimental;
+    int32_t flydsl_ps1;
+    mla_planner planner;
+    mla_head_plan_kind plan;
+    int32_t planner_accepts;
+    int32_t natively_supported;
+    int32_t fold_factor;          /* = qk_batch_ratio                                           */
+    int32_t seqlen_fold;
+    int32_t native;               /* natively_supported && fold_factor == 1 && seqlen_fold == 1 */
+    int32_t kernel_num_heads;
+    int32_t packed_qo_len_per_wg;
+    int32_t reduce_supported;
+    mla_backend backend;
+    mla_asm_status asm_status;
+    int32_t table_gqa;            /* remapped table key, -1 if none                             */
+    int32_t table_qseqlen;
+    char asm_kernel[256];         /* table knl_name, "" if none                                 */
+    char code_object[512];        /* path of the row's code object, "" if none                  */
+    int32_t supported;            /* 1 = runs, 0 = does not, -1 = unknown (no table to ask)     */
+    int32_t num_reasons;
+    char reasons[1024];           /* one reason per line, aiter's wording                       */
+} mla_decode_support;
+
+/* Can this shape run on this arch, on which kernel, and if not, why not (aiter PR #6107).
+ * Errors as mla_decode_head_plan; a shape that cannot run is not an error (supported = 0). */
+MLA_API mla_status mla_decode_shape_support(const mla_decode_shape* shape,
+                                            mla_decode_support* out);
+
+/* aiter-compatible asm table query. Returns status | table_gqa << 8 | table_qseqlen << 16
+ * (status an mla_asm_status: OK, REMAP_REJECT, NO_KERNEL, ARCH_NOT_BUILT), or a negative
+ * mla_status (-MLA_ERROR_INVALID_ARGUMENT, -MLA_ERROR_BUFFER_TOO_SMALL, ...) with
+ * mla_last_error() set. The row's knl_name goes NUL-terminated into kernel_buf ("" if none);
+ * if it does not fit, -MLA_ERROR_BUFFER_TOO_SMALL and the message gives the length needed
+ * (kernel_buf is then left untouched). kernel_buf may be NULL when kernel_buf_len is 0.
+ * `stream` is ignored (aiter's trailing slot). Remap rules: aiter asm_mla.cu (§5.3). */
+MLA_API int mla_decode_asm_query(const char* arch, const char* q_type, const char* kv_type,
+                                 int num_heads, int nhead_kv, int max_seqlen_q, int persistent,
+                                 int causal, int has_lse, int has_cprr, char* kernel_buf,
+                                 int kernel_buf_len, void* stream);
+
+/* aiter-compatible PS1 FP8 table query (mla_dsl.csv, gfx1250). Returns an mla_asm_status, or a
+ * negative mla_status as above. */
+MLA_API int mla_ps1_fp8_asm_query(const char* arch, int num_heads, int max_seqlen_q, int causal,
+                                  int has_lse, int has_cprr, char* kernel_buf, int kernel_buf_len,
+                                  void* stream);
+
+/* 1 if aiter's mla_reduce_v1 has a (num_heads, head_dim) specialisation (its 24 rows), else 0. */
+MLA_API int mla_reduce_v1_supports(int num_heads, int head_dim);
+
+/* Planner cluster multiplier (aiter mla_metadata_cluster_multiplier / occupancy): 2 iff gfx950,
+ * enable_experimental, heads*qlen == 64 and fp8/fp8; else 1. -1 on bad input. */
+MLA_API int mla_decode_occupancy(const char* arch, int num_heads, int max_seqlen_q,
+                                 mla_dtype q_dtype, mla_dtype kv_dtype, int enable_experimental);
+
+/* Names for printing: "v1_2", "Native"/"Folded"/..., "asm"/"sm90"/..., "OK"/"NO_KERNEL"/... */
+MLA_API const char* mla_planner_string(mla_planner p);
+MLA_API const char* mla_head_plan_string(mla_head_plan_kind k);
+MLA_API const char* mla_backend_string(mla_backend b);
+MLA_API const char* mla_asm_status_string(mla_asm_status s);
+/* ==== END ROUTING ============================================================================ */
+
+/* ==== BEGIN PLANNER (issue 4) ================================================================ */
+/* The metadata planner: splits every request's KV across the compute units into work items, in
+ * aiter's buffer layout (get_mla_metadata_v1), so that a persistent kernel runs one workgroup per
+ * cluster. Buffers (all int32 unless stated, row-major):
+ *   work_metadata      uint64[2]     device addresses of work_indptr and work_info_set
+ *   work_indptr        [num_clusters + 1]  works of cluster c: work_info_set rows
+ *                                    [work_indptr[c], work_indptr[c+1])
+ *   work_info_set      [max_works][8]  batch_idx, partial_qo_loc (-1 = unsplit), qo_start,
+ *                                    qo_end, kv_start, kv_end (page units, into kv_page_indices),
+ *                                    kv_offset (tokens of the request after kv_end), pad 0
+ *   reduce_indptr      [tiles + 1]   partials of tile t: reduce_partial_map[reduce_indptr[t] ..
+ *                                    reduce_indptr[t+1]); unsplit tiles have none
+ *   reduce_final_map   [tiles][2]    (qo_start, qo_end) output rows of a split tile
+ *   reduce_partial_map [max_partials] first partial-buffer row of each fragment
+ * Query rows are in folded row space when the head plan folds heads (batch_idx is the
+ * pseudo-batch; the real request is batch_idx / qk_batch_ratio). */
+
+typedef struct mla_metadata_params {
+    size_t struct_size;
+    const char* arch;            /* required: selects the head plan and default CU count        */
+    int32_t num_clusters;        /* CUs / SMs to spread over; 0 = the arch's default (sm_90a 132,
+                                    gfx942 304, gfx950 256, gfx1250 the arch table's)          */
+    int32_t batch_size;          /* B (requests); qo/kv indptr have B + 1 entries                */
+    int32_t max_seqlen_qo;       /* L, 1..8 (MTP)                                                */
+    int32_t num_heads;           /* query heads per KV head (before folding)                     */
+    int32_t num_heads_k;         /* must be 1                                                    */
+    mla_dtype q_dtype;
+    mla_dtype kv_dtype;
+    int32_t page_size;           /* power of two, 1..1024                                        */
+    int32_t kv_granularity;      /* tokens per split unit, power of two (aiter default 16)       */
+    int32_t causal;
+    int32_t fast_mode;           /* 1 = v1_2 (default); 0 -> intra_batch_mode picks v1_0 / v1_1  */
+    int32_t intra_batch_mode;
+    int32_t max_split_per_batch; /* -1 = automatic (workload-adaptive); > 0 caps the split count  */
+    int32_t num_kv_splits;       /* v1_0 / intra-batch sizing (aiter default 32)                 */
+    int32_t is_cp_round_robin;   /* round-robin context parallel: no local causal trim           */
+    int32_t enable_experimental; /* as in mla_decode_shape                                       */
+    int32_t flydsl_ps1;
+} mla_metadata_params;
+#define MLA_METADATA_PARAMS_INIT                                                               \
+    {sizeof(mla_metadata_params), NULL, 0, 1, 1, 16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1, 16, 1, \
+     1, 0, -1, 32, 0, 0, 0}
+
+/* Buffer lengths (get_mla_metadata_info_v1 semantics: never too small), in elements of each
+ * buffer's own row: work_info_set_rows rows of 8 int32, reduce_final_map_rows rows of 2 int32. */
+typedef struct mla_metadata_sizes {
+    size_t struct_size;
+    int64_t work_metadata_len;       /* 2 (uint64)                                             */
+    int64_t work_indptr_len;         /* num_clusters + 1                                       */
+    int64_t work_info_set_rows;      /* max works                                              */
+    int64_t reduce_indptr_len;       /* tiles + 1                                              */
+    int64_t reduce_final_map_rows;   /* tiles                                                  */
+    int64_t reduce_partial_map_len;  /* max fragments of split tiles                           */
+    int64_t partial_rows;            /* rows of the partial output/LSE workspace (each row holds
+                                        kernel_num_heads x 512 fp32 + kernel_num_heads fp32)   */
+    int64_t workspace_bytes;         /* decode workspace: partial output + partial LSE, bytes  */
+    int32_t num_clusters;            /* resolved cluster count                                 */
+    int32_t kernel_num_heads;        /* heads per row after folding                            */
+    int32_t qk_batch_ratio;          /* head fold factor                                       */
+} mla_metadata_sizes;
+
+/* Computes buffer lengths for a batch of up to params->batch_size requests.
+ * MLA_ERROR_INVALID_ARGUMENT: null pointer, bad value (message names it).
+ * MLA_ERROR_UNSUPPORTED_SHAPE: the head plan rejects the heads/qlen/dtypes. */
+MLA_API mla_status mla_metadata_info(const mla_metadata_params* params, mla_metadata_sizes* out);
+
+/* Caller-owned planner buffers (host pointers for mla_plan_metadata, device pointers for
+ * mla_plan_metadata_device and mla_decode_fwd), each with its length as above. */
+typedef struct mla_metadata_buffers {
+    size_t struct_size;
+    uint64_t* work_metadata;       int64_t work_metadata_len;
+    int32_t* work_indptr;          int64_t work_indptr_len;
+    int32_t* work_info_set;        int64_t work_info_set_rows;
+    int32_t* reduce_indptr;        int64_t reduce_indptr_len;
+    int32_t* reduce_final_map;     int64_t reduce_final_map_rows;
+    int32_t* reduce_partial_map;   int64_t reduce_partial_map_len;
+} mla_metadata_buffers;
+
+/* Summary of a plan (host planner output; for printing and tests). */
+typedef struct mla_plan_summary {
+    size_t struct_size;
+    int32_t num_works;          /* work_indptr[num_clusters]                                   */
+    int32_t num_tiles;          /* qo tiles planned (reduce_indptr entries used)               */
+    int32_t num_split_tiles;    /* tiles split over several works                              */
+    int32_t num_partials;       /* fragments written to the partial buffer                     */
+    int32_t num_partial_rows;   /* partial-buffer rows used                                    */
+    int32_t max_works_per_cluster;
+    int64_t total_kv_blocks;    /* cost units planned (kv_granularity blocks + overhead)       */
+    int64_t max_cluster_cost;   /* largest cluster cost; balance = total / (clusters * max)   */
+} mla_plan_summary;
+
+/* Host planner (v1_2 / v1_0 / v1_1 by fast_mode and intra_batch_mode). Inputs are host arrays:
+ * qo_indptr [B+1] (query tokens), kv_indptr [B+1] (pages), kv_last_page_lens [B] (tokens in each
+ * request's last page, 1..page_size; ignored for requests with no page). work_metadata[0..1] get
+ * the addresses of the given work_indptr / work_info_set (pass device addresses through
+ * device_work_indptr / device_work_info_set to plan on the host for a device copy, or NULL).
+ * summary may be NULL.
+ * MLA_ERROR_INVALID_ARGUMENT: null pointer, decreasing indptr, negative or overflowing length,
+ * last page length out of range, page_size / kv_granularity not a power of two, qlen > L.
+ * MLA_ERROR_BUFFER_TOO_SMALL: a buffer shorter than mla_metadata_info says.
+ * MLA_ERROR_UNSUPPORTED_SHAPE: head plan rejects the shape. Nothing is written on error. */
+MLA_API mla_status mla_plan_metadata(const mla_metadata_params* params, const int32_t* qo_indptr,
+                                     const int32_t* kv_indptr, const int32_t* kv_last_page_lens,
+                                     const mla_metadata_buffers* buffers,
+                                     const void* device_work_indptr,
+                                     const void* device_work_info_set, mla_plan_summary* summary);
+
+/* Device planner: the same buffers, byte for byte, computed on `stream` from device-resident
+ * qo_indptr / kv_indptr / kv_last_page_lens, with no host synchronisation and no allocation (CUDA
+ * graph capturable). sm_90a only (table `mla_meta`). Errors: INVALID_ARGUMENT, BUFFER_TOO_SMALL,
+ * UNSUPPORTED_SHAPE (as the host planner, checked on the host from params), NO_KERNEL,
+ * CODE_OBJECT, LAUNCH. */
+MLA_API mla_status mla_plan_metadata_device(mla_context* ctx, const mla_metadata_params* params,
+                                            const int32_t* qo_indptr, const int32_t* kv_indptr,
+                                            const int32_t* kv_last_page_lens,
+                                            const mla_metadata_buffers* buffers, void* stream);
+
+/* Advances a host plan by one decode step without replanning (aiter
+ * decode_update_mla_metadata_v1): requires page_size 1, num_heads_k 1, kv_granularity >= 16.
+ * new_kv_indptr [B+1] is the new kv_indptr; num_reject_tokens [B] (NULL = none) counts the draft
+ * tokens rejected per request (delta = 1 - rejected). Buffers are updated in place.
+ * MLA_ERROR_INVALID_ARGUMENT as the planner, and for a plan that does not match params. */
+MLA_API mla_status mla_update_metadata(const mla_metadata_params* params,
+                                       const int32_t* new_kv_indptr,
+                                       const int32_t* num_reject_tokens,
+                                       const mla_metadata_buffers* buffers);
+
+/* ---- CPU reference ----------------------------------------------------------------------- */
+
+/* Host-side decode problem (all host pointers). Shapes:
+ *   q           [total_q, num_heads, 576]    q_dtype, strides q_stride_token / q_stride_head
+ *   kv_cache    [num_pages, page_size, 1, 576] kv_dtype, contiguous rows of 576
+ *   qo_indptr   [B+1], kv_indptr [B+1] (pages), kv_page_indices [kv_indptr[B]],
+ *   kv_last_page_lens [B]
+ *   out         [total_q, num_heads, 512] fp32 (reference) ; lse [total_q, num_heads] fp32
+ * Scores s = (q . k) * softmax_scale * q_scale * kv_scale; out = softmax(s) @ (V * kv_scale).
+ * A query row that sees no key gets out 0 and LSE -inf. */
+typedef struct mla_host_problem {
+    size_t struct_size;
+    int32_t batch_size;
+    int32_t num_heads;
+    int32_t max_seqlen_q;
+    int32_t page_size;
+    int32_t num_pages;
+    int32_t causal;
+    mla_dtype q_dtype;
+    mla_dtype kv_dtype;
+    float softmax_scale;
+    float q_scale;             /* dequant factor, 1 for bf16                                  */
+    float kv_scale;
+    const void* q;             int64_t q_stride_token;   int64_t q_stride_head;
+    const void* kv_cache;
+    const int32_t* qo_indptr;
+    const int32_t* kv_indptr;
+    const int32_t* kv_page_indices;
+    const int32_t* kv_last_page_lens;
+    int32_t fp8_p_quant;       /* 1: quantise exp(s - max) to fp8 before P.V (fp8 Q kernels)  */
+    /* round-robin context parallel (cp_world_size > 1): g_kv_indptr [B+1] global KV lengths */
+    const int32_t* g_kv_indptr;
+    int32_t cp_world_size;
+    int32_t cp_rank;
+} mla_host_problem;
+#define MLA_HOST_PROBLEM_INIT {sizeof(mla_host_problem), 0, 16, 1, 1, 0, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0.0f, 1.0f, 1.0f, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, 1, 0}
+
+/* Direct reference (float64 accumulation). out [total_q, H, 512] fp32, lse [total_q, H] fp32
+ * (NULL = not wanted). MLA_ERROR_INVALID_ARGUMENT on bad shapes or page ids out of range. */
+MLA_API mla_status mla_decode_reference(const mla_host_problem* problem, float* out, float* lse);
+
+/* Executes a plan's work items exactly as the kernels must (per work: unsplit -> out/lse, split
+ * -> partial rows), then reduces split tiles (o = sum exp(lse_i - lse*) o_i). Same outputs as
+ * mla_decode_reference to fp32 rounding. partial_out / partial_lse may be NULL (allocated
+ * internally). MLA_ERROR_INVALID_ARGUMENT: plan inconsistent with the problem. */
+MLA_API mla_status mla_execute_plan_reference(const mla_host_problem* problem,
+                                              const mla_metadata_params* params,
+                                              const mla_metadata_buffers* plan, float* out,
+                                              float* lse);
+/* ==== END PLANNER ============================================================================ */
+
+/* ==== BEGIN DECODE (issue 5) ================================================================= */
+/* Launch of absorbed MLA decode on the context's device: the persistent decode kernel driven by
+ * the plan's work items, then the reducer for split tiles. All pointers are device pointers;
+ * strides are in elements. The call validates everything before launching, allocates nothing and
+ * never synchronises (CUDA graph capturable). */
+typedef struct mla_decode_args {
+    size_t struct_size;
+    mla_dtype q_dtype;            /* bf16 or fp8 (e4m3fn on sm_90a)                                */
+    mla_dtype kv_dtype;           /* bf16 or fp8                                                   */
+    int32_t batch_size;           /* B                                                             */
+    int32_t num_heads;            /* H (query heads; one KV head)                                  */
+    int32_t max_seqlen_q;         /* L (MTP 1..4 on sm_90a)                                        */
+    int32_t total_q;              /* rows of q / out = qo_indptr[B]                                */
+    int32_t page_size;            /* tokens per page                                               */
+    int32_t num_pages;            /* pages in the KV cache (page ids must be < num_pages)          */
+    int32_t causal;
+    float softmax_scale;          /* the model's scale (DeepSeek-V3: 1/sqrt(192) x mscale^2)      */
+    const float* q_scale;         /* [1] fp32 dequant factor, required for fp8 Q                    */
+    const float* kv_scale;        /* [1] fp32 dequant factor, required for fp8 KV                   */
+    const void* q;                /* [total_q, H, 576]                                             */
+    int64_t q_stride_token;       /* 0 = H*576                                                     */
+    int64_t q_stride_head;        /* 0 = 576                                                       */
+    const void* kv_cache;         /* [num_pages, page_size, 1, 576], rows contiguous              */
+    int64_t kv_stride_page;       /* 0 = page_size*576                                             */
+    const int32_t* qo_indptr;     /* [B+1]                                                         */
+    /* Page table, form 1 (aiter CSR): */
+    const int32_t* kv_indptr;     /* [B+1] pages                                                   */
+    const int32_t* kv_page_indices; /* [kv_indptr[B]]                                              */
+    const int32_t* kv_last_page_lens; /* [B]                                                       */
+    int64_t num_page_indices;     /* length of kv_page_indices                                     */
+    /* Page table, form 2 (FlashMLA / vLLM): used when kv_indptr is NULL. */
+    const int32_t* block_table;   /* [B, block_table_stride]                                       */
+    int32_t block_table_stride;   /* max blocks per request                                        */
+    const int32_t* seq_lens;      /* [B] tokens                                                    */
+    void* out;                    /* [total_q, H, 512] bf16                                        */
+    int64_t out_stride_token;     /* 0 = H*512                                                     */
+    int64_t out_stride_head;      /* 0 = 512                                                       */
+    float* lse;                   /* [total_q, H] fp32 natural log, NULL = not wanted              */
+    const mla_metadata_buffers* plan;  /* device buffers from the planner for this batch          */
+    const mla_metadata_params* plan_params; /* the params the plan was made with                  */
+    void* workspace;              /* partial output + LSE, mla_metadata_sizes.workspace_bytes      */
+    size_t workspace_bytes;
+} mla_decode_args;
+#define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0}
+
+/* Runs decode on `stream` (CUstream / hipStream_t; NULL = default stream).
+ * MLA_ERROR_INVALID_ARGUMENT: null or misaligned pointer (q, kv_cache, out 16-byte aligned), a
+ * size that disagrees, a plan made for another head count, batch or dtype. MLA_ERROR_BUFFER_TOO_
+ * SMALL: workspace or plan buffers too small. MLA_ERROR_UNSUPPORTED_SHAPE / MLA_ERROR_NO_KERNEL:
+ * no table row runs the shape (the shape query says why). MLA_ERROR_CODE_OBJECT, MLA_ERROR_LAUNCH
+ * from the runtime. */
+MLA_API mla_status mla_decode_fwd(mla_context* ctx, const mla_decode_args* args, void* stream);
+/* ==== END DECODE ============================================================================= */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MLA_C_API_H */

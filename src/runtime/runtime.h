@@ -1,0 +1,82 @@
+// runtime.h - the GPU runtime interface, one implementation per vendor. Reads like a spec:
+// every call throws mla::Error on failure (status in brackets), never returns an error code.
+// The core includes no GPU header: handles are opaque pointers, launch arguments are bytes.
+//
+//   cuda_driver.cpp : libcuda.so.1 through dlopen + cuGetProcAddress (sm_*)
+//   hip_runtime.cpp : libamdhip64.so through dlopen + dlsym / hipGetProcAddress (gfx*)
+// Library search: MLA_LIBCUDA_PATH / MLA_LIBHIP_PATH, then an already-loaded copy (RTLD_NOLOAD),
+// then the soname. Loading happens once per process (std::call_once); the outcome, success or
+// the failure message listing every path tried, is cached.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace mla::rt {
+
+using Module = void*;    // CUmodule / hipModule_t
+using Function = void*;  // CUfunction / hipFunction_t
+using Stream = void*;    // CUstream / hipStream_t (nullptr = default stream)
+using Event = void*;     // CUevent / hipEvent_t
+
+struct Dim3 {
+    unsigned x = 1, y = 1, z = 1;
+};
+
+class Runtime {
+public:
+    virtual ~Runtime() = default;
+
+    // "cuda" or "hip".
+    virtual const char* name() const = 0;
+    // Absolute path (or soname) of the loaded runtime library.
+    virtual const std::string& library_path() const = 0;
+
+    // Number of devices [LAUNCH if the runtime call fails].
+    virtual int device_count() = 0;
+    // Makes `ordinal` current on this thread (CUDA: retains and sets its primary context)
+    // [NO_DEVICE if there is no such device].
+    virtual void set_device(int ordinal) = 0;
+    // Arch string of a device: "sm_90a" for compute capability 9.0, "sm_<maj><min>" otherwise;
+    // HIP: gcnArchName without features ("gfx942").
+    virtual std::string device_arch(int ordinal) = 0;
+    // Multiprocessor / compute-unit count.
+    virtual int device_num_cus(int ordinal) = 0;
+
+    // Loads a code object image from memory (cuModuleLoadData / hipModuleLoadData)
+    // [CODE_OBJECT with the runtime's message].
+    virtual Module module_load_data(const void* image, size_t bytes) = 0;
+    virtual void module_unload(Module module) = 0;
+    // Finds a kernel by (mangled) name [CODE_OBJECT naming the symbol].
+    virtual Function module_get_function(Module module, const char* name) = 0;
+    // Raises the dynamic shared-memory limit of a kernel (CUDA: cuFuncSetAttribute
+    // MAX_DYNAMIC_SHARED_SIZE_BYTES; HIP: no-op) [LAUNCH].
+    virtual void set_max_dynamic_shared(Function f, int bytes) = 0;
+    // Launches with a packed argument buffer (CU_LAUNCH_PARAM_BUFFER_POINTER /
+    // HIP_LAUNCH_PARAM_BUFFER_POINTER "extra" form) [LAUNCH].
+    virtual void launch(Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream,
+                        const void* args, size_t args_bytes) = 0;
+
+    // Memory, streams and events for tests, benchmarks and the CLI [LAUNCH].
+    virtual void* malloc(size_t bytes) = 0;
+    virtual void free(void* ptr) = 0;
+    virtual void memcpy_htod(void* dst, const void* src, size_t bytes, Stream stream) = 0;
+    virtual void memcpy_dtoh(void* dst, const void* src, size_t bytes, Stream stream) = 0;
+    virtual void memset_d8(void* dst, unsigned char value, size_t bytes, Stream stream) = 0;
+    virtual void stream_synchronize(Stream stream) = 0;
+    virtual Event event_create() = 0;
+    virtual void event_destroy(Event e) = 0;
+    virtual void event_record(Event e, Stream stream) = 0;
+    // Milliseconds between two recorded events (synchronises on `stop`).
+    virtual float event_elapsed_ms(Event start, Event stop) = 0;
+};
+
+// The process-wide runtimes, loaded on first call [RUNTIME_UNAVAILABLE, listing paths tried;
+// NO_DEVICE when the driver loads but cuInit/hipInit report no device].
+Runtime& cuda_runtime();
+Runtime& hip_runtime();
+
+// "cuda" for sm_*, "hip" for gfx*; [ARCH_NOT_BUILT] otherwise.
+Runtime& runtime_for_arch(const std::string& arch);
+
+}  // namespace mla::rt

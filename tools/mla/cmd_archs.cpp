@@ -1,0 +1,1 @@
+// cmd_archs.cpp - `mla archs`: placeholder replaced by the foundation work.
