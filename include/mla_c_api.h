@@ -145,7 +145,12 @@ typedef struct mla_arch_info {
 MLA_API mla_status mla_arch_query(const char* arch, mla_arch_info* info);
 
 /* Writes into buf one line per table row of `arch` whose code-object file is missing
- * ("<table>:<line>: <path>\n"), NUL-terminated; *count gets the number of such rows.
+ * ("<table csv path>:<line>: <code-object path>\n", tables in name order, rows in file order),
+ * and, with MLA_TABLE_DUPLICATES=first (keep the first of two rows with equal keys instead of
+ * failing with MLA_ERROR_TABLE; aiter's own gfx950 mla_asm.csv needs it), one line per dropped
+ * duplicate row, NUL-terminated; *count gets the number of such lines. buf may be NULL when len
+ * is 0 (size query:
+ * BUFFER_TOO_SMALL with *needed set).
  * Errors as mla_arch_query, plus MLA_ERROR_BUFFER_TOO_SMALL (*needed gets the size). */
 MLA_API mla_status mla_arch_check(const char* arch, char* buf, size_t len, size_t* needed,
                                   int* count);
@@ -201,7 +206,9 @@ MLA_API mla_status mla_memset_d8(mla_context* ctx, void* dst, unsigned char valu
                                  void* stream);
 MLA_API mla_status mla_stream_synchronize(mla_context* ctx, void* stream);
 /* Event timing: records a start and stop event around nothing else; use as
- * mla_timer_start(ctx, stream, &t); ...launches...; mla_timer_stop_ms(ctx, t, &ms). */
+ * mla_timer_start(ctx, stream, &t); ...launches...; mla_timer_stop_ms(ctx, t, &ms).
+ * mla_timer_stop_ms records the stop event on the start's stream, waits for it and frees the
+ * timer (also when it fails, except for INVALID_ARGUMENT on a NULL argument). */
 typedef struct mla_timer mla_timer;
 MLA_API mla_status mla_timer_start(mla_context* ctx, void* stream, mla_timer** timer);
 MLA_API mla_status mla_timer_stop_ms(mla_context* ctx, mla_timer* timer, float* ms);
@@ -316,6 +323,10 @@ typedef struct mla_decode_support {
     int32_t num_reasons;
     char reasons[1024];           /* one reason per line, aiter's wording                       */
 } mla_decode_support;
+/* Output struct: only struct_size needs setting; the call fills every field. */
+#define MLA_DECODE_SUPPORT_INIT                                                                \
+    {sizeof(mla_decode_support), {0}, 0, 0, MLA_PLANNER_V1_2, MLA_HEAD_PLAN_UNSUPPORTED, 0, 0, 1, \
+     1, 0, 0, 128, 0, MLA_BACKEND_ASM, MLA_ASM_UNKNOWN, -1, -1, {0}, {0}, -1, 0, {0}}
 
 /* Can this shape run on this arch, on which kernel, and if not, why not (aiter PR #6107).
  * Errors as mla_decode_head_plan; a shape that cannot run is not an error (supported = 0). */
@@ -327,8 +338,14 @@ MLA_API mla_status mla_decode_shape_support(const mla_decode_shape* shape,
  * mla_status (-MLA_ERROR_INVALID_ARGUMENT, -MLA_ERROR_BUFFER_TOO_SMALL, ...) with
  * mla_last_error() set. The row's knl_name goes NUL-terminated into kernel_buf ("" if none);
  * if it does not fit, -MLA_ERROR_BUFFER_TOO_SMALL and the message gives the length needed
- * (kernel_buf is then left untouched). kernel_buf may be NULL when kernel_buf_len is 0.
- * `stream` is ignored (aiter's trailing slot). Remap rules: aiter asm_mla.cu (§5.3). */
+ * (kernel_buf is then left untouched). kernel_buf may be NULL when kernel_buf_len is 0 (the name
+ * is then not written). Each packed field is 8 bits: a key above 255 (only in a NO_KERNEL answer)
+ * reads 255, no key (REMAP_REJECT) reads 0. An unknown arch is -MLA_ERROR_ARCH_NOT_BUILT; a
+ * known arch without the table answers the status ARCH_NOT_BUILT; a malformed table is
+ * -MLA_ERROR_TABLE. dtype strings: bf16, fp16, fp8, fp8_fnuz, byte. sm_90a looks up
+ * codeobjects/sm_90a/decode/mla_decode.csv (table_gqa = the row tile M, table_qseqlen 0).
+ * `stream` is ignored (aiter's trailing slot). Remap rules: aiter asm_mla.cu (§5.3), see
+ * docs/routing.md. */
 MLA_API int mla_decode_asm_query(const char* arch, const char* q_type, const char* kv_type,
                                  int num_heads, int nhead_kv, int max_seqlen_q, int persistent,
                                  int causal, int has_lse, int has_cprr, char* kernel_buf,
@@ -563,28 +580,57 @@ typedef struct mla_decode_args {
     const int32_t* kv_page_indices; /* [kv_indptr[B]]                                              */
     const int32_t* kv_last_page_lens; /* [B]                                                       */
     int64_t num_page_indices;     /* length of kv_page_indices                                     */
-    /* Page table, form 2 (FlashMLA / vLLM): used when kv_indptr is NULL. */
+    /* Page table, form 2 (FlashMLA / vLLM): used when kv_page_indices is NULL and block_table is
+     * not. block_table replaces kv_page_indices only: page i of request b is
+     * block_table[b * block_table_stride + i]. kv_indptr and kv_last_page_lens stay REQUIRED in
+     * both forms: they are the planner's inputs (kv_indptr[b+1] - kv_indptr[b] = pages of b =
+     * ceil(seq_lens[b] / page_size), last = seq_lens[b] - (pages - 1) * page_size), the exact
+     * arrays the plan was made from; the caller builds them from seq_lens (a prefix sum) before
+     * planning. seq_lens itself is not read by mla_decode_fwd. */
     const int32_t* block_table;   /* [B, block_table_stride]                                       */
     int32_t block_table_stride;   /* max blocks per request                                        */
-    const int32_t* seq_lens;      /* [B] tokens                                                    */
+    const int32_t* seq_lens;      /* [B] tokens (documentation only, not read)                     */
     void* out;                    /* [total_q, H, 512] bf16                                        */
     int64_t out_stride_token;     /* 0 = H*512                                                     */
     int64_t out_stride_head;      /* 0 = 512                                                       */
     float* lse;                   /* [total_q, H] fp32 natural log, NULL = not wanted              */
     const mla_metadata_buffers* plan;  /* device buffers from the planner for this batch          */
     const mla_metadata_params* plan_params; /* the params the plan was made with                  */
-    void* workspace;              /* partial output + LSE, mla_metadata_sizes.workspace_bytes      */
+    void* workspace;              /* partial output + LSE, mla_metadata_sizes.workspace_bytes,
+                                     16-byte aligned (NULL allowed when that size is 0)            */
     size_t workspace_bytes;
+    /* Device-side error flag: page ids cannot be checked on the host without a synchronisation,
+     * so the kernel checks each one it uses. A page id outside [0, num_pages) or a page-table
+     * index outside kv_page_indices / the block_table row is never read (its tokens get no
+     * weight) and sets a bit here with atomicOr: 1 = page id out of range, 2 = page-table index
+     * out of range, 4 = work item inconsistent with the kernel, 8 = launched with too little
+     * shared memory. The caller zeroes it (mla_memset_d8) and reads it after the stream
+     * synchronises; NULL = not reported (bad ids are still never read). */
+    int32_t* error_flag;          /* [1] int32 device memory, 4-byte aligned, or NULL              */
 } mla_decode_args;
-#define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0}
+#define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL}
 
-/* Runs decode on `stream` (CUstream / hipStream_t; NULL = default stream).
- * MLA_ERROR_INVALID_ARGUMENT: null or misaligned pointer (q, kv_cache, out 16-byte aligned), a
- * size that disagrees, a plan made for another head count, batch or dtype. MLA_ERROR_BUFFER_TOO_
- * SMALL: workspace or plan buffers too small. MLA_ERROR_UNSUPPORTED_SHAPE / MLA_ERROR_NO_KERNEL:
- * no table row runs the shape (the shape query says why). MLA_ERROR_CODE_OBJECT, MLA_ERROR_LAUNCH
- * from the runtime. */
+/* Runs decode on `stream` (CUstream / hipStream_t; NULL = default stream): the decode kernel of
+ * table mla_decode (key: dtypes, row tile M, causal, lse) with num_clusters CTAs, then, when the
+ * plan can split (partial_rows > 0), the reducer of table mla_reduce. sm_90a only.
+ * MLA_ERROR_INVALID_ARGUMENT: null or misaligned pointer (q, kv_cache, out 16-byte aligned; q,
+ * kv strides a multiple of 16 bytes; out strides a multiple of 8 elements; index arrays 4-byte,
+ * work_info_set and workspace 16-byte aligned), a size that disagrees (strides that overlap,
+ * kv_stride_page < page_size * 576, scale pointer missing for fp8), a plan made for another
+ * arch, head count, batch, qlen, page size, causal flag or dtype (plan_params is compared with
+ * args field by field). MLA_ERROR_BUFFER_TOO_SMALL: workspace or plan buffers smaller than
+ * mla_metadata_info(plan_params) says. MLA_ERROR_UNSUPPORTED_SHAPE: the head plan rejects the
+ * shape, or the context is not sm_90a. MLA_ERROR_NO_KERNEL: no table row for the key.
+ * MLA_ERROR_TABLE: a row whose launch_threads / launch_smem disagree with the kernel build.
+ * MLA_ERROR_CODE_OBJECT, MLA_ERROR_LAUNCH from the runtime. Page ids: see error_flag. */
 MLA_API mla_status mla_decode_fwd(mla_context* ctx, const mla_decode_args* args, void* stream);
+
+/* Device-to-device copy of `bytes` (a multiple of 16; src, dst 16-byte aligned device pointers)
+ * on `stream` with libmla's 16-byte-vector copy kernel (table mla_copy, sm_90a): the copy
+ * bandwidth yardstick that `mla run` prints beside decode. Errors: INVALID_ARGUMENT (null,
+ * misaligned, size), NO_KERNEL / CODE_OBJECT (no copy kernel for the arch), LAUNCH. */
+MLA_API mla_status mla_device_copy(mla_context* ctx, void* dst, const void* src, size_t bytes,
+                                   void* stream);
 /* ==== END DECODE ============================================================================= */
 
 #ifdef __cplusplus

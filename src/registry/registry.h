@@ -4,15 +4,22 @@
 // A table's name is its file's basename without ".csv" ("mla_asm", "mla_dsl", "mla_decode").
 // Value columns: knl_name, co_name, dyn_lds and every column whose name starts with "launch_".
 // Key columns: all the others. A duplicate key (two rows with equal key columns) is an
-// MLA_ERROR_TABLE naming both rows (file:line); so is a missing knl_name/co_name column, an
-// empty file or a row with the wrong number of fields. A key column a table lacks (cprr in
-// gfx942's mla_asm.csv) reads as "0".
+// MLA_ERROR_TABLE naming both rows (file:line) (MLA_TABLE_DUPLICATES=first keeps the first row
+// instead and records the other in Table::dropped_duplicates); so is a missing knl_name/co_name column, an
+// empty file or a row with the wrong number of fields, an empty knl_name/co_name, a header with
+// an empty or repeated column name, or more than kMaxColumns columns. Lines starting with '#' and
+// blank lines are comments; fields are trimmed of spaces and tabs; there is no quoting.
+// Exact-match lookup (Table::find): a column the table lacks reads as "0" (cprr in gfx942's
+// mla_asm.csv), and a key column of the table that the caller does not pass must be "0" in the
+// row.
 // A row's code-object file is <dir of the csv>/<co_name>, or <root>/<arch>/<co_name> when that is
 // missing (aiter's layout); its absence is recorded, not an error, until the row is launched.
 #pragma once
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mla::reg {
@@ -21,7 +28,7 @@ struct Row {
     std::string table;   // table name
     std::string file;    // csv path
     int line = 0;        // 1-based line in the csv
-    std::map<std::string, std::string> values;  // every column (missing key columns: "0")
+    std::map<std::string, std::string> values;  // every column of the table's header
     std::string knl_name;
     std::string co_name;
     std::string co_path;       // resolved absolute path of the code object
@@ -38,10 +45,13 @@ struct Table {
     std::vector<std::string> columns;
     std::vector<std::string> key_columns;
     std::vector<Row> rows;
+    // With MLA_TABLE_DUPLICATES=first: one message per dropped duplicate row (file:line of both).
+    std::vector<std::string> dropped_duplicates;
 
-    // Row whose key columns equal `key` (a key column missing from `key` must be absent from
-    // the table or "0"... callers pass every key they know); nullptr if none.
+    // The row matching `key` exactly (rules in the file comment); nullptr if none. Keys are
+    // unique (checked at load), so there is at most one.
     const Row* find(const std::map<std::string, std::string>& key) const;
+    bool has_column(const std::string& column) const;
 };
 
 struct ArchTables {
@@ -54,10 +64,18 @@ struct ArchTables {
     int missing_files() const;
 };
 
-// Reads one CSV table [TABLE on malformed input, naming file and line].
+// Most columns a table may have.
+constexpr int kMaxColumns = 32;
+
+// True for value columns (knl_name, co_name, dyn_lds, launch_*); all others are key columns.
+bool is_value_column(const std::string& column);
+
+// Reads one CSV table [TABLE on malformed input, naming file and line]. `arch_dir` is
+// <root>/<arch>, the fallback folder of code-object files.
 Table load_table(const std::string& csv_path, const std::string& arch_dir);
 
-// Loads every *.csv under root/arch (recursively). Returns nullptr when root/arch has no table.
+// Loads every *.csv under root/arch (recursively, in path order). Returns nullptr when root/arch
+// has no table [TABLE for a malformed table or two tables with the same name].
 std::shared_ptr<const ArchTables> load_arch(const std::string& root, const std::string& arch);
 
 // Code-object root search (see mla_c_api.h): explicit, MLA_CODEOBJECT_DIR, next to the .so
@@ -76,9 +94,18 @@ public:
     // Throws MLA_ERROR_TABLE for a malformed table.
     std::shared_ptr<const ArchTables> arch(const std::string& arch, const std::string& root = "");
     void clear();
+
+private:
+    std::mutex mutex_;
+    std::string override_root_;
+    bool searched_ = false;      // searched_root_ is valid
+    std::string searched_root_;  // result of find_root("") for searched_env_
+    std::string searched_env_;   // MLA_CODEOBJECT_DIR when searched
+    std::map<std::pair<std::string, std::string>, std::shared_ptr<const ArchTables>> cache_;
 };
 
-// Reads a code object file into memory [CODE_OBJECT naming the path].
+// Reads a row's code object file into memory [CODE_OBJECT naming the path, the kernel and the
+// table row when the file is missing, unreadable or empty].
 std::vector<char> read_code_object(const Row& row);
 
 }  // namespace mla::reg

@@ -5,8 +5,10 @@
 //   cuda_driver.cpp : libcuda.so.1 through dlopen + cuGetProcAddress (sm_*)
 //   hip_runtime.cpp : libamdhip64.so through dlopen + dlsym / hipGetProcAddress (gfx*)
 // Library search: MLA_LIBCUDA_PATH / MLA_LIBHIP_PATH, then an already-loaded copy (RTLD_NOLOAD),
-// then the soname. Loading happens once per process (std::call_once); the outcome, success or
-// the failure message listing every path tried, is cached.
+// then the soname (an override that is set is the only candidate: see dl_library.h). Loading
+// happens once per process (std::call_once); the outcome, success or the failure message listing
+// every path tried, is cached. The pid is recorded at load: any call from a fork()ed child fails
+// with RUNTIME_UNAVAILABLE (a GPU runtime does not survive fork).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +33,10 @@ public:
     virtual const char* name() const = 0;
     // Absolute path (or soname) of the loaded runtime library.
     virtual const std::string& library_path() const = 0;
+    // True when the loaded library is libmla's test fake (tests/fake_runtime: it exports
+    // fake_rt_is_fake_runtime). A context on a fake runtime may take an explicit arch that
+    // differs from the device's (mla_context_options.arch).
+    virtual bool is_fake() const = 0;
 
     // Number of devices [LAUNCH if the runtime call fails].
     virtual int device_count() = 0;

@@ -1,0 +1,73 @@
+// decode_params.h - the plain params struct of the sm_90a persistent MLA decode kernels
+// (mla_decode_<q>_<kv>_m<M>), shared by the .cu sources and the host launch code
+// (src/launch/). Plain C types only: no CUDA header. Layout contract: docs/plan-layout.md.
+//
+// One CTA per planner cluster runs works work_info_set[work_indptr[c] .. work_indptr[c+1]).
+// Every pointer is a device pointer; strides are in elements of the pointed-to dtype.
+#pragma once
+#include <stdint.h>
+
+#define MLA_DECODE_D_QK 576 /* Q / K row: 512 latent (nope) + 64 rope */
+#define MLA_DECODE_D_V 512  /* V = the first 512 columns of the KV row */
+
+/* Bits the kernel ORs into *error_flag (when not NULL). A token whose page cannot be read is
+ * never read: it counts as a masked key (it gets no weight). */
+#define MLA_DECODE_ERR_PAGE_ID 1      /* page id outside [0, num_pages)                        */
+#define MLA_DECODE_ERR_PAGE_INDEX 2   /* page-table index outside kv_page_indices / block_table */
+#define MLA_DECODE_ERR_PLAN 4         /* a work item that does not fit the kernel (rows > M)    */
+#define MLA_DECODE_ERR_SMEM 8         /* launched with less dynamic shared memory than needed  */
+
+struct mla_decode_params {
+    const void* q;                  /* [total_q, H, 576] bf16 or fp8 (e4m3fn)                    */
+    const void* kv;                 /* [num_pages, page_size, 1, 576] bf16 or fp8               */
+    void* out;                      /* [total_q, H, 512] bf16                                    */
+    float* lse;                     /* [total_q, H] fp32, natural log; NULL = not written       */
+    float* partial_out;             /* [partial_rows, Hk, 512] fp32 (workspace offset 0)        */
+    float* partial_lse;             /* [partial_rows, Hk] fp32                                  */
+    const int32_t* qo_indptr;       /* [B+1]                                                    */
+    const int32_t* kv_indptr;       /* [B+1] pages (CSR indptr the plan was made from)          */
+    const int32_t* kv_last_page_lens; /* [B]                                                    */
+    const int32_t* page_table;      /* CSR: kv_page_indices; block-table form: block_table      */
+    const int32_t* work_indptr;     /* [num_clusters+1]                                         */
+    const int32_t* work_info_set;   /* [works][8]                                               */
+    const float* q_scale;           /* [1] or NULL (= 1)                                        */
+    const float* kv_scale;          /* [1] or NULL (= 1)                                        */
+    int32_t* error_flag;            /* [1] or NULL                                              */
+    int64_t q_stride_token;
+    int64_t q_stride_head;
+    int64_t kv_stride_page;
+    int64_t out_stride_token;
+    int64_t out_stride_head;
+    int64_t num_page_indices;       /* CSR: entries of kv_page_indices                          */
+    float softmax_scale;            /* caller's scale; scores = q.k * scale * q_scale * kv_scale */
+    int32_t batch_size;             /* B                                                        */
+    int32_t num_heads;              /* H (caller's heads)                                       */
+    int32_t kernel_heads;           /* Hk = H / qk_batch_ratio                                  */
+    int32_t qk_batch_ratio;         /* r                                                        */
+    int32_t page_size_log2;
+    int32_t num_pages;
+    int32_t block_table_stride;     /* 0: CSR form; > 0: page_table is block_table [B, stride]   */
+    int32_t causal;
+    int32_t pad;
+};
+
+#ifdef __cplusplus
+/* Tiling of decode variant (M rows, fp8 KV or not): 8 warps; KV tokens per stage (64 for M = 16,
+ * 32 otherwise); stages; dynamic shared memory in bytes. The table's launch_threads / launch_smem
+ * must equal these (tests/decode checks; the launch code refuses a disagreeing row; the kernel
+ * verifies its shared memory at run time). */
+static inline constexpr int mla_decode_warps(int m) { return m > 0 ? 8 : 8; }
+static inline constexpr int mla_decode_tile_n(int m) { return m == 16 ? 64 : 32; }
+static inline constexpr int mla_decode_stages(int m, bool kv_fp8) {
+    return m == 16 ? (kv_fp8 ? 3 : 2) : kv_fp8 ? (m == 64 ? 4 : 6) : (m == 64 ? 3 : 4);
+}
+static inline constexpr int mla_decode_smem_bytes(int m, bool kv_fp8) {
+    /* Q rows and bf16 KV rows are padded to 1168 bytes (conflict-free ldmatrix). */
+    return m * 1168                                                                   /* Q    */
+           + mla_decode_stages(m, kv_fp8) * mla_decode_tile_n(m) * (kv_fp8 ? 576 : 1168) /* ring */
+           + (kv_fp8 ? mla_decode_tile_n(m) * 1168 : 0)                              /* fp8->bf16 */
+           + m * (mla_decode_tile_n(m) * 2 + 16)                                     /* P    */
+           + (4 * m + 2 * (mla_decode_warps(m) / (m / 16)) * m) * 4                  /* stats */
+           + mla_decode_stages(m, kv_fp8) * mla_decode_tile_n(m) * 4;                /* token flags */
+}
+#endif

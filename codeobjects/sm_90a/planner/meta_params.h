@@ -1,0 +1,63 @@
+// meta_params.h - plain params of the device metadata planner (mla_meta_v1_2, table mla_meta),
+// shared by the kernel (meta_v1_2.cu), the host launch (src/planner/plan_device.cpp) and the
+// host planner, whose v1_2 core (src/planner/v1_2_core.h) reads the same config struct.
+// Plain C types only: no CUDA header.
+#pragma once
+#include <stdint.h>
+
+// Resolved v1_2 configuration (computed on the host from mla_metadata_params and the head plan;
+// every field is an int32 so the struct has one layout everywhere).
+typedef struct mla_v12_config {
+    int32_t num_batches;      // B: real requests (qo/kv indptr have B + 1 entries)
+    int32_t ratio;            // qk_batch_ratio r: pseudo-requests per request
+    int32_t kernel_heads;     // Hk = H / r
+    int32_t packed;           // packed_qo_len_per_wg of the head plan
+    int32_t tile_rule;        // 0: sm_90a (T = min(L, max(1, packed / Hk))), 1: aiter rule
+    int32_t max_seqlen_qo;    // L: longest request in query tokens; also the tail threshold
+    int32_t page_size;        // tokens per page (power of two)
+    int32_t pages_per_block;  // split unit in pages: max(1, kv_granularity / page_size)
+    int32_t overhead;         // fixed overhead blocks per tile: max(1, ceil(16 / page_size))
+    int32_t causal_trim;      // 1: page_size 1, causal, not round-robin: trim tile ends
+    int32_t num_clusters;     // C: persistent workgroups (work_indptr has C + 1 entries)
+    int32_t num_splits;       // min(C, cap * B * r) with a cap, else C
+    int32_t auto_splits;      // 1: effective split count from the workload (no cap given)
+    int32_t pad;
+} mla_v12_config;
+
+// Kernel params, passed by value (const __grid_constant__).
+typedef struct mla_meta_params {
+    // Inputs (device pointers).
+    const int32_t* qo_indptr;          // [B + 1]
+    const int32_t* kv_indptr;          // [B + 1] pages
+    const int32_t* kv_last_page_lens;  // [B]
+    // Outputs (device pointers), aiter layout (docs/plan-layout.md).
+    uint64_t* work_metadata;           // [2]
+    int32_t* work_indptr;              // [work_indptr_len]
+    int32_t* work_info_set;            // [work_info_set_rows][8]
+    int32_t* reduce_indptr;            // [reduce_indptr_len]
+    int32_t* reduce_final_map;         // [reduce_final_map_rows][2]
+    int32_t* reduce_partial_map;       // [reduce_partial_map_len]
+    // Buffer lengths: the kernel pads work_indptr / reduce_indptr to these and never writes
+    // past any of them, whatever the device-resident inputs hold.
+    int32_t work_indptr_len;
+    int32_t work_info_set_rows;
+    int32_t reduce_indptr_len;
+    int32_t reduce_final_map_rows;
+    int32_t reduce_partial_map_len;
+    int32_t pad;
+    mla_v12_config cfg;
+} mla_meta_params;
+
+// Threads per block of the kernel (one CTA) and the largest batch it plans (shared memory holds
+// 24 bytes per request).
+#define MLA_META_THREADS 1024
+#define MLA_META_MAX_BATCH 8192
+#define MLA_META_MAX_CLUSTERS 1024
+
+// Dynamic shared memory of the kernel for B requests and C clusters (bytes). Layout, in order:
+// int64 R[B+1], X[C+1], scratch[64]; int32 TR[B+1], K[B], A[B], XB[C+1], TB[C+1], IN[C+1],
+// WI[C+1], SP_RED[C+1], SP_TILE[C], SP_FIRST[C], SP_NFRAG[C], SP_PART[C], scratch[64].
+static inline uint32_t mla_meta_smem_bytes(int32_t B, int32_t C) {
+    return (uint32_t)(8 * ((B + 1) + (C + 1) + 64) +
+                      4 * ((B + 1) + 2 * B + 5 * (C + 1) + 4 * C + 64));
+}

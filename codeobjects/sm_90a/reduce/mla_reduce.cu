@@ -1,0 +1,97 @@
+// mla_reduce.cu - sm_90a split-KV reducer (mla_reduce_bf16): merges the fp32 partial rows of
+// every split qo tile into bf16 out and fp32 LSE (docs/plan-layout.md "Reduce").
+//
+// Grid: one CTA per planned tile (reduce_indptr_len - 1); unsplit tiles (no fragment) return.
+// Block: 128 threads, one warp per (row, head) pair at a time, 16 output columns per lane.
+// For row i, head h: lse* = m + log sum_k exp(lse_k - m), m the largest finite lse_k;
+// o = sum_k exp(lse_k - lse*) o_k. A fragment with lse_k = -inf (or NaN) gets weight 0 and its
+// o_k is never read, so 0 * NaN cannot occur; all -inf -> o = 0, lse* = -inf.
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+#include "reduce/reduce_params.h"
+
+namespace {
+
+constexpr int kDV = 512;
+
+__device__ __forceinline__ bool finite_lse(float x) { return x > -INFINITY && x < INFINITY; }
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(128) mla_reduce_bf16(const __grid_constant__ mla_reduce_params p) {
+    const int tile = blockIdx.x;
+    if (tile >= p.num_tiles) return;
+    const int f0 = p.reduce_indptr[tile], f1 = p.reduce_indptr[tile + 1];
+    if (f1 <= f0) return;  // unsplit tile: the decode kernel wrote it
+    const int qs = p.reduce_final_map[2 * tile], qe = p.reduce_final_map[2 * tile + 1];
+    const int Hk = p.kernel_heads, r = p.qk_batch_ratio;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int pairs = (qe - qs) * Hk;
+    for (int pr = warp; pr < pairs; pr += blockDim.x / 32) {
+        const int i = pr / Hk, h = pr % Hk;
+        const int f = qs + i;  // folded row
+        // request b: qo_indptr[b] * r <= f < qo_indptr[b + 1] * r
+        int lo = 0, hi = p.batch_size - 1;
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) >> 1;
+            if ((int64_t)p.qo_indptr[mid] * r <= f) lo = mid; else hi = mid - 1;
+        }
+        const int b = lo;
+        const int qo_b = p.qo_indptr[b], L = p.qo_indptr[b + 1] - qo_b;
+        if (L <= 0) continue;
+        const int rel = f - qo_b * r, g = rel / L, t = rel % L;
+
+        float m = -INFINITY;
+        for (int k = f0 + lane; k < f1; k += 32) {
+            const float x = p.partial_lse[((int64_t)p.reduce_partial_map[k] + i) * Hk + h];
+            if (finite_lse(x)) m = fmaxf(m, x);
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        float sum = 0.f;
+        if (m > -INFINITY)
+            for (int k = f0 + lane; k < f1; k += 32) {
+                const float x = p.partial_lse[((int64_t)p.reduce_partial_map[k] + i) * Hk + h];
+                if (finite_lse(x)) sum += expf(x - m);
+            }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        const float lse = (m > -INFINITY && sum > 0.f) ? m + logf(sum) : -INFINITY;
+
+        float acc[16];
+#pragma unroll
+        for (int e = 0; e < 16; ++e) acc[e] = 0.f;
+        if (lse > -INFINITY) {
+            for (int k = f0; k < f1; ++k) {
+                const int64_t prow = ((int64_t)p.reduce_partial_map[k] + i) * Hk + h;
+                const float x = p.partial_lse[prow];
+                if (!finite_lse(x)) continue;
+                const float wgt = expf(x - lse);
+                const float4* src = reinterpret_cast<const float4*>(p.partial_out + prow * kDV);
+#pragma unroll
+                for (int v = 0; v < 4; ++v) {
+                    const float4 o = src[lane + 32 * v];
+                    acc[4 * v + 0] += wgt * o.x;
+                    acc[4 * v + 1] += wgt * o.y;
+                    acc[4 * v + 2] += wgt * o.z;
+                    acc[4 * v + 3] += wgt * o.w;
+                }
+            }
+        }
+        const int64_t tok = qo_b + t;
+        const int head = g * Hk + h;
+        __nv_bfloat16* dst = static_cast<__nv_bfloat16*>(p.out) + tok * p.out_stride_token +
+                             (int64_t)head * p.out_stride_head;
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            __nv_bfloat162 lo2 = __floats2bfloat162_rn(acc[4 * v + 0], acc[4 * v + 1]);
+            __nv_bfloat162 hi2 = __floats2bfloat162_rn(acc[4 * v + 2], acc[4 * v + 3]);
+            uint2 pk;
+            pk.x = *reinterpret_cast<uint32_t*>(&lo2);
+            pk.y = *reinterpret_cast<uint32_t*>(&hi2);
+            *reinterpret_cast<uint2*>(dst + 4 * (lane + 32 * v)) = pk;
+        }
+        if (p.lse && lane == 0) p.lse[tok * p.num_heads + head] = lse;
+    }
+}

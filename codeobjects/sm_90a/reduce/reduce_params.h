@@ -1,0 +1,25 @@
+// reduce_params.h - the plain params struct of the sm_90a split-KV reducer (mla_reduce_bf16),
+// shared by reduce.cu and the host launch code (src/launch/). Plain C types only.
+// Contract: docs/plan-layout.md "Reduce".
+#pragma once
+#include <stdint.h>
+
+/* Reducer (mla_reduce_bf16): one CTA per qo tile; unsplit tiles return at once. */
+struct mla_reduce_params {
+    const float* partial_out;       /* [partial_rows, Hk, 512]                                  */
+    const float* partial_lse;       /* [partial_rows, Hk]                                       */
+    const int32_t* reduce_indptr;   /* [num_tiles+1]                                            */
+    const int32_t* reduce_final_map;/* [num_tiles][2] folded (qo_start, qo_end)                 */
+    const int32_t* reduce_partial_map;
+    const int32_t* qo_indptr;       /* [B+1]                                                    */
+    void* out;                      /* [total_q, H, 512] bf16                                    */
+    float* lse;                     /* [total_q, H] or NULL                                     */
+    int64_t out_stride_token;
+    int64_t out_stride_head;
+    int32_t batch_size;
+    int32_t num_heads;
+    int32_t kernel_heads;
+    int32_t qk_batch_ratio;
+    int32_t num_tiles;
+    int32_t pad;
+};

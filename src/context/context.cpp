@@ -1,0 +1,76 @@
+// context.cpp - the context's module cache and table lookups (see context.h).
+#include "context/context.h"
+
+#include "common/error.h"
+
+mla_context::~mla_context() {
+    if (!runtime) return;
+    try {
+        runtime->set_device(device);
+        for (auto& m : modules) runtime->module_unload(m.second);
+    } catch (...) {
+        // Destruction cannot report; a failing unload (e.g. after fork) leaks the module.
+    }
+}
+
+namespace mla {
+
+mla_context* check_context(mla_context* ctx) {
+    MLA_CHECK_ARG(ctx != nullptr, "context is NULL");
+    return ctx;
+}
+
+rt::Function context_function(mla_context* ctx, const reg::Row& row) {
+    check_context(ctx);
+    std::lock_guard<std::mutex> lock(ctx->mutex);
+    const std::string fkey = row.co_path + "\n" + row.knl_name;
+    auto fit = ctx->functions.find(fkey);
+    if (fit != ctx->functions.end()) return fit->second;
+
+    ctx->runtime->set_device(ctx->device);
+    rt::Module module = nullptr;
+    auto mit = ctx->modules.find(row.co_path);
+    if (mit != ctx->modules.end()) {
+        module = mit->second;
+    } else {
+        std::vector<char> image = reg::read_code_object(row);
+        try {
+            module = ctx->runtime->module_load_data(image.data(), image.size());
+        } catch (const Error& e) {
+            MLA_FAIL(e.status(), "loading code object " << row.co_path << " (table " << row.file
+                                                        << ":" << row.line << "): "
+                                                        << e.message());
+        }
+        ctx->modules[row.co_path] = module;
+    }
+    rt::Function f = nullptr;
+    try {
+        f = ctx->runtime->module_get_function(module, row.knl_name.c_str());
+    } catch (const Error& e) {
+        MLA_FAIL(e.status(), e.message() << " (code object " << row.co_path << ", table "
+                                         << row.file << ":" << row.line << ")");
+    }
+    ctx->functions[fkey] = f;
+    return f;
+}
+
+const reg::Row& context_row(mla_context* ctx, const std::string& table,
+                            const std::map<std::string, std::string>& key) {
+    check_context(ctx);
+    if (!ctx->tables)
+        MLA_FAIL(MLA_ERROR_ARCH_NOT_BUILT,
+                 "no code-object tables for " << ctx->arch << " under " << ctx->root);
+    const reg::Table* t = ctx->tables->table(table);
+    if (!t)
+        MLA_FAIL(MLA_ERROR_NO_KERNEL, "no table '" << table << "' for " << ctx->arch << " under "
+                                                   << ctx->tables->dir);
+    const reg::Row* row = t->find(key);
+    if (!row) {
+        std::string k;
+        for (const auto& kv : key) k += (k.empty() ? "" : ", ") + kv.first + "=" + kv.second;
+        MLA_FAIL(MLA_ERROR_NO_KERNEL, "no row of " << t->path << " matches " << k);
+    }
+    return *row;
+}
+
+}  // namespace mla

@@ -1,0 +1,306 @@
+// decode_check.cpp - validation of mla_decode_fwd's arguments (mla_c_api.h, DECODE section):
+// pointers and alignment, strides, the plan against the call (plan_params field by field, buffer
+// lengths from mla_metadata_info), the head plan (src/routing) and the sm_90a table rows.
+// Nothing here touches device memory; page ids are checked by the kernel (error_flag).
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "common/error.h"
+#include "context/struct_io.h"
+#include "launch/decode_launch.h"
+#include "routing/routing.h"
+
+namespace mla::launch {
+namespace {
+
+bool aligned(const void* p, size_t a) { return (reinterpret_cast<uintptr_t>(p) % a) == 0; }
+
+void check_ptr(const void* p, size_t align, const char* name) {
+    MLA_CHECK_ARG(p != nullptr, "mla_decode_fwd: " << name << " is NULL");
+    MLA_CHECK_ARG(aligned(p, align),
+                  "mla_decode_fwd: " << name << " (" << p << ") is not " << align << "-byte aligned");
+}
+
+const char* dtype_key(mla_dtype d) {
+    switch (d) {
+        case MLA_DTYPE_BF16: return "bf16";
+        case MLA_DTYPE_FP8_E4M3FN: return "fp8";
+        default: return nullptr;
+    }
+}
+
+int log2_exact(int v) {
+    int l = 0;
+    while ((1 << l) < v) ++l;
+    return l;
+}
+
+// Plan buffers as given, fields past struct_size zero (mla_metadata_buffers has no INIT macro).
+mla_metadata_buffers read_buffers(const mla_metadata_buffers* in) {
+    MLA_CHECK_ARG(in != nullptr, "mla_decode_fwd: args->plan is NULL");
+    MLA_CHECK_ARG(in->struct_size >= sizeof(size_t) && in->struct_size <= kMaxStructSize,
+                  "mla_decode_fwd: plan->struct_size is " << in->struct_size
+                                                          << ": set it to sizeof(mla_metadata_buffers)");
+    mla_metadata_buffers out;
+    std::memset(&out, 0, sizeof out);
+    std::memcpy(&out, in, std::min(in->struct_size, sizeof out));
+    return out;
+}
+
+void check_len(int64_t have, int64_t need, const void* ptr, const char* name) {
+    if (have < need)
+        MLA_FAIL(MLA_ERROR_BUFFER_TOO_SMALL, "mla_decode_fwd: plan buffer " << name << " has "
+                                                 << have << " entries, the plan params need "
+                                                 << need << " (mla_metadata_info)");
+    if (need > 0) check_ptr(ptr, 4, name);
+}
+
+}  // namespace
+
+DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
+    check_context(ctx);
+    if (ctx->arch != "sm_90a")
+        MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE,
+                 "mla_decode_fwd runs libmla's sm_90a kernels only; the context is "
+                     << ctx->arch << " (AMD archs: use aiter's mla_decode_fwd with libmla's plan)");
+    const std::string where = "mla_decode_fwd: ";
+
+    // ---- scalars ----
+    MLA_CHECK_ARG(a.batch_size >= 1, where << "batch_size " << a.batch_size << " < 1");
+    MLA_CHECK_ARG(a.num_heads >= 1, where << "num_heads " << a.num_heads << " < 1");
+    MLA_CHECK_ARG(a.max_seqlen_q >= 1, where << "max_seqlen_q " << a.max_seqlen_q << " < 1");
+    MLA_CHECK_ARG(a.total_q >= 0, where << "total_q " << a.total_q << " < 0");
+    MLA_CHECK_ARG(a.page_size >= 1 && a.page_size <= 1024 && (a.page_size & (a.page_size - 1)) == 0,
+                  where << "page_size " << a.page_size << " is not a power of two in 1..1024");
+    MLA_CHECK_ARG(a.num_pages >= 0, where << "num_pages " << a.num_pages << " < 0");
+    MLA_CHECK_ARG(a.softmax_scale > 0.f && a.softmax_scale < 1e30f,
+                  where << "softmax_scale " << a.softmax_scale << " is not a positive finite number");
+    const char* qk = dtype_key(a.q_dtype);
+    const char* kvk = dtype_key(a.kv_dtype);
+    if (!qk || !kvk)
+        MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE,
+                 where << "dtypes q=" << (mla_dtype_string(a.q_dtype) ? mla_dtype_string(a.q_dtype) : "?")
+                       << " kv=" << (mla_dtype_string(a.kv_dtype) ? mla_dtype_string(a.kv_dtype) : "?")
+                       << ": sm_90a runs bf16/bf16, bf16/fp8, fp8/fp8 (fp8 = e4m3fn)");
+    const bool q8 = a.q_dtype == MLA_DTYPE_FP8_E4M3FN, kv8 = a.kv_dtype == MLA_DTYPE_FP8_E4M3FN;
+    const int64_t qe = q8 ? 1 : 2, kve = kv8 ? 1 : 2;
+    if (q8) check_ptr(a.q_scale, 4, "q_scale (required for fp8 Q)");
+    else if (a.q_scale) check_ptr(a.q_scale, 4, "q_scale");
+    if (kv8) check_ptr(a.kv_scale, 4, "kv_scale (required for fp8 KV)");
+    else if (a.kv_scale) check_ptr(a.kv_scale, 4, "kv_scale");
+
+    // ---- tensors and strides ----
+    const int64_t H = a.num_heads;
+    const int64_t qsh = a.q_stride_head ? a.q_stride_head : 576;
+    const int64_t qst = a.q_stride_token ? a.q_stride_token : H * qsh;
+    const int64_t osh = a.out_stride_head ? a.out_stride_head : 512;
+    const int64_t ost = a.out_stride_token ? a.out_stride_token : H * osh;
+    const int64_t kvsp = a.kv_stride_page ? a.kv_stride_page : int64_t(a.page_size) * 576;
+    MLA_CHECK_ARG(qsh >= 576 && (H == 1 || qst >= (H - 1) * qsh + 576),
+                  where << "q strides (token " << qst << ", head " << qsh
+                        << ") overlap rows of 576 elements");
+    MLA_CHECK_ARG((qsh * qe) % 16 == 0 && (qst * qe) % 16 == 0,
+                  where << "q strides (token " << qst << ", head " << qsh
+                        << ") must be multiples of 16 bytes");
+    MLA_CHECK_ARG(osh >= 512 && (H == 1 || ost >= (H - 1) * osh + 512),
+                  where << "out strides (token " << ost << ", head " << osh
+                        << ") overlap rows of 512 elements");
+    MLA_CHECK_ARG(osh % 8 == 0 && ost % 8 == 0,
+                  where << "out strides (token " << ost << ", head " << osh
+                        << ") must be multiples of 8 elements");
+    MLA_CHECK_ARG(kvsp >= int64_t(a.page_size) * 576 && (kvsp * kve) % 16 == 0,
+                  where << "kv_stride_page " << kvsp << " must be >= page_size * 576 = "
+                        << int64_t(a.page_size) * 576 << " and a multiple of 16 bytes");
+    if (a.total_q > 0) {
+        check_ptr(a.q, 16, "q");
+        check_ptr(a.out, 16, "out");
+    }
+    if (a.num_pages > 0) check_ptr(a.kv_cache, 16, "kv_cache");
+    if (a.lse) check_ptr(a.lse, 4, "lse");
+    if (a.error_flag) check_ptr(a.error_flag, 4, "error_flag");
+    check_ptr(a.qo_indptr, 4, "qo_indptr");
+    check_ptr(a.kv_indptr, 4, "kv_indptr (required in both page-table forms)");
+    check_ptr(a.kv_last_page_lens, 4, "kv_last_page_lens (required in both page-table forms)");
+    const bool block_form = a.kv_page_indices == nullptr && a.block_table != nullptr;
+    if (block_form) {
+        check_ptr(a.block_table, 4, "block_table");
+        MLA_CHECK_ARG(a.block_table_stride >= 1,
+                      where << "block_table_stride " << a.block_table_stride << " < 1");
+    } else {
+        MLA_CHECK_ARG(a.num_page_indices >= 0,
+                      where << "num_page_indices " << a.num_page_indices << " < 0");
+        if (a.kv_page_indices == nullptr)
+            MLA_CHECK_ARG(a.num_page_indices == 0,
+                          where << "kv_page_indices is NULL (and no block_table) with "
+                                << a.num_page_indices << " page indices");
+        else
+            check_ptr(a.kv_page_indices, 4, "kv_page_indices");
+    }
+
+    // ---- the plan against the call ----
+    MLA_CHECK_ARG(a.plan_params != nullptr, where << "plan_params is NULL");
+    const mla_metadata_params defaults = MLA_METADATA_PARAMS_INIT;
+    const mla_metadata_params pp = read_struct(a.plan_params, defaults, "mla_decode_fwd: plan_params");
+    MLA_CHECK_ARG(pp.arch != nullptr && ctx->arch == pp.arch,
+                  where << "the plan was made for arch " << (pp.arch ? pp.arch : "(null)")
+                        << ", the context is " << ctx->arch);
+    auto same = [&](long have, long want, const char* what) {
+        MLA_CHECK_ARG(have == want, where << "the plan was made for " << what << " = " << have
+                                          << ", the call has " << want);
+    };
+    same(pp.batch_size, a.batch_size, "batch_size");
+    same(pp.num_heads, a.num_heads, "num_heads");
+    same(pp.num_heads_k, 1, "num_heads_k");
+    same(pp.max_seqlen_qo, a.max_seqlen_q, "max_seqlen_qo");
+    same(pp.page_size, a.page_size, "page_size");
+    same(pp.causal != 0, a.causal != 0, "causal");
+    same(pp.q_dtype, a.q_dtype, "q_dtype");
+    same(pp.kv_dtype, a.kv_dtype, "kv_dtype");
+    MLA_CHECK_ARG(!pp.is_cp_round_robin, where << "round-robin context parallel plans are not supported on sm_90a");
+
+    mla_metadata_sizes sz;
+    std::memset(&sz, 0, sizeof sz);
+    sz.struct_size = sizeof sz;
+    {
+        const mla_status st = mla_metadata_info(a.plan_params, &sz);
+        if (st != MLA_SUCCESS)
+            MLA_FAIL(st, where << "plan_params rejected by mla_metadata_info: " << mla_last_error());
+    }
+    const mla_metadata_buffers pb = read_buffers(a.plan);
+    check_len(pb.work_indptr_len, int64_t(sz.num_clusters) + 1, pb.work_indptr, "work_indptr");
+    check_len(pb.work_info_set_rows, sz.work_info_set_rows, pb.work_info_set, "work_info_set");
+    if (sz.work_info_set_rows > 0) check_ptr(pb.work_info_set, 16, "plan work_info_set");
+    check_len(pb.reduce_indptr_len, sz.reduce_indptr_len, pb.reduce_indptr, "reduce_indptr");
+    check_len(pb.reduce_final_map_rows, sz.reduce_final_map_rows, pb.reduce_final_map, "reduce_final_map");
+    check_len(pb.reduce_partial_map_len, sz.reduce_partial_map_len, pb.reduce_partial_map, "reduce_partial_map");
+    MLA_CHECK_ARG(sz.num_clusters >= 1, where << "the plan has " << sz.num_clusters << " clusters");
+    if (a.workspace_bytes < size_t(sz.workspace_bytes))
+        MLA_FAIL(MLA_ERROR_BUFFER_TOO_SMALL, where << "workspace has " << a.workspace_bytes
+                                                   << " bytes, the plan needs " << sz.workspace_bytes
+                                                   << " (mla_metadata_sizes.workspace_bytes)");
+    if (sz.workspace_bytes > 0) check_ptr(a.workspace, 16, "workspace");
+
+    // ---- head plan (routing) and table rows ----
+    mla_decode_shape shape = MLA_DECODE_SHAPE_INIT;
+    shape.arch = ctx->arch.c_str();
+    shape.num_heads = a.num_heads;
+    shape.num_heads_k = 1;
+    shape.max_seqlen_qo = a.max_seqlen_q;
+    shape.q_dtype = a.q_dtype;
+    shape.kv_dtype = a.kv_dtype;
+    shape.page_size = a.page_size;
+    shape.return_lse = a.lse != nullptr;
+    shape.causal = a.causal != 0;
+    shape.persistent = 1;
+    shape.fast_mode = pp.fast_mode;
+    shape.intra_batch_mode = pp.intra_batch_mode;
+    shape.has_scales = (a.q_scale && a.kv_scale) ? 1 : 0;
+    const mla_head_plan hp = route::head_plan(shape);
+    if (hp.plan == MLA_HEAD_PLAN_UNSUPPORTED || !hp.planner_accepts)
+        MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE,
+                 where << "the sm_90a head plan rejects " << a.num_heads << " heads, qlen "
+                       << a.max_seqlen_q << ", q=" << qk << " kv=" << kvk
+                       << " (mla_decode_shape_support says why)");
+    const int hk = hp.kernel_num_heads, r = hp.qk_batch_ratio;
+    MLA_CHECK(hk >= 1 && r >= 1 && hk * r == a.num_heads, MLA_ERROR_INTERNAL,
+              where << "head plan " << r << " x " << hk << " does not cover " << a.num_heads << " heads");
+    same(sz.kernel_num_heads, hk, "kernel heads (mla_metadata_info vs head plan)");
+    const int m = route::sm90_row_tile(hk, a.max_seqlen_q);
+    if (m < 0)
+        MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE, where << hk << " kernel heads exceed the 64-row tile");
+
+    const std::map<std::string, std::string> key = {
+        {"qType", qk},
+        {"kvType", kvk},
+        {"Gqa", std::to_string(m)},
+        {"ps", "1"},
+        {"qSeqLen", "0"},
+        {"prefill", "0"},
+        {"causal", (a.causal || a.max_seqlen_q == 1) ? "1" : "0"},  // as the routing key (L=1: causal)
+        {"lse", a.lse ? "1" : "0"},
+        {"cprr", "0"},
+    };
+    DecodeLaunch d;
+    d.decode_row = &context_row(ctx, "mla_decode", key);
+    d.threads = unsigned(d.decode_row->get_int("launch_threads"));
+    d.smem = unsigned(d.decode_row->get_int("launch_smem"));
+    if (int(d.threads) != mla_decode_warps(m) * 32 || int(d.smem) != mla_decode_smem_bytes(m, kv8))
+        MLA_FAIL(MLA_ERROR_TABLE, d.decode_row->file << ":" << d.decode_row->line << ": "
+                                  << d.decode_row->knl_name << " launch_threads " << d.threads
+                                  << " / launch_smem " << d.smem << ", the kernel is built for "
+                                  << mla_decode_warps(m) * 32 << " / " << mla_decode_smem_bytes(m, kv8));
+    d.grid = unsigned(sz.num_clusters);
+    d.row_tile = m;
+    d.kernel_heads = hk;
+    d.qk_batch_ratio = r;
+    if (sz.partial_rows > 0 && sz.reduce_indptr_len > 1) {
+        if (!hp.reduce_supported)
+            MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE, where << "no reducer for " << hk << " kernel heads");
+        d.reduce_row = &context_row(ctx, "mla_reduce", {{"kind", "reduce"}, {"outType", "bf16"}});
+        d.reduce_threads = unsigned(d.reduce_row->get_int("launch_threads", 128));
+        MLA_CHECK(d.reduce_threads >= 32 && d.reduce_threads % 32 == 0 && d.reduce_threads <= 1024,
+                  MLA_ERROR_TABLE, d.reduce_row->file << ":" << d.reduce_row->line
+                                                      << ": launch_threads " << d.reduce_threads);
+        d.reduce_grid = unsigned(sz.reduce_indptr_len - 1);
+    }
+
+    // ---- kernel params ----
+    char* ws = static_cast<char*>(a.workspace);
+    const int64_t pout_bytes = sz.partial_rows * hk * 512 * 4;
+    float* pout = sz.partial_rows > 0 ? reinterpret_cast<float*>(ws) : nullptr;
+    float* plse = sz.partial_rows > 0 ? reinterpret_cast<float*>(ws + ((pout_bytes + 255) / 256) * 256)
+                                      : nullptr;
+    mla_decode_params& p = d.decode;
+    p.q = a.q;
+    p.kv = a.kv_cache;
+    p.out = a.out;
+    p.lse = a.lse;
+    p.partial_out = pout;
+    p.partial_lse = plse;
+    p.qo_indptr = a.qo_indptr;
+    p.kv_indptr = a.kv_indptr;
+    p.kv_last_page_lens = a.kv_last_page_lens;
+    p.page_table = block_form ? a.block_table : a.kv_page_indices;
+    p.work_indptr = pb.work_indptr;
+    p.work_info_set = pb.work_info_set;
+    p.q_scale = a.q_scale;
+    p.kv_scale = a.kv_scale;
+    p.error_flag = a.error_flag;
+    p.q_stride_token = qst;
+    p.q_stride_head = qsh;
+    p.kv_stride_page = kvsp;
+    p.out_stride_token = ost;
+    p.out_stride_head = osh;
+    p.num_page_indices = block_form ? 0 : a.num_page_indices;
+    p.softmax_scale = a.softmax_scale;
+    p.batch_size = a.batch_size;
+    p.num_heads = a.num_heads;
+    p.kernel_heads = hk;
+    p.qk_batch_ratio = r;
+    p.page_size_log2 = log2_exact(a.page_size);
+    p.num_pages = a.num_pages;
+    p.block_table_stride = block_form ? a.block_table_stride : 0;
+    p.causal = a.causal ? 1 : 0;
+
+    mla_reduce_params& rp = d.reduce;
+    rp.partial_out = pout;
+    rp.partial_lse = plse;
+    rp.reduce_indptr = pb.reduce_indptr;
+    rp.reduce_final_map = pb.reduce_final_map;
+    rp.reduce_partial_map = pb.reduce_partial_map;
+    rp.qo_indptr = a.qo_indptr;
+    rp.out = a.out;
+    rp.lse = a.lse;
+    rp.out_stride_token = ost;
+    rp.out_stride_head = osh;
+    rp.batch_size = a.batch_size;
+    rp.num_heads = a.num_heads;
+    rp.kernel_heads = hk;
+    rp.qk_batch_ratio = r;
+    rp.num_tiles = int(d.reduce_grid);
+    return d;
+}
+
+}  // namespace mla::launch

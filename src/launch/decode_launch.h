@@ -1,0 +1,34 @@
+// decode_launch.h - host side of mla_decode_fwd: validation of mla_decode_args against the plan
+// and the sm_90a tables (decode_check.cpp), then the launches (decode_fwd.cpp).
+// Kernel params structs: codeobjects/sm_90a/decode/decode_params.h, reduce/reduce_params.h.
+#pragma once
+#include <string>
+
+#include "../../codeobjects/sm_90a/decode/decode_params.h"
+#include "../../codeobjects/sm_90a/reduce/reduce_params.h"
+#include "context/context.h"
+#include "mla_c_api.h"
+
+namespace mla::launch {
+
+// Everything a validated call launches. Rows point into ctx->tables (alive with the context).
+struct DecodeLaunch {
+    const reg::Row* decode_row = nullptr;
+    const reg::Row* reduce_row = nullptr;  // null when the plan cannot split (no partial rows)
+    mla_decode_params decode{};
+    mla_reduce_params reduce{};
+    unsigned grid = 0;          // num_clusters
+    unsigned threads = 0;       // launch_threads of the decode row
+    unsigned smem = 0;          // launch_smem of the decode row
+    unsigned reduce_grid = 0;   // planned tiles
+    unsigned reduce_threads = 0;
+    int row_tile = 0;           // M
+    int kernel_heads = 0;
+    int qk_batch_ratio = 1;
+};
+
+// Validates every argument (see mla_c_api.h, mla_decode_fwd) and resolves the table rows.
+// Throws mla::Error; touches no device memory and launches nothing.
+DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& args);
+
+}  // namespace mla::launch

@@ -1,0 +1,121 @@
+// plan_v1_2.cpp - the host v1_2 planner: the phases of v1_2_core.h run as serial loops (the
+// device planner runs the same functions in parallel and writes the same bytes).
+#include <algorithm>
+#include <vector>
+
+#include "common/error.h"
+#include "planner/planner.h"
+#include "planner/v1_2_core.h"
+
+namespace mla::plan {
+
+void plan_v1_2(const Setup& s, const int32_t* qo, const int32_t* kv, const int32_t* last,
+               const mla_metadata_buffers& buf) {
+    const mla_v12_config& c = s.cfg;
+    const int32_t B = c.num_batches, C = c.num_clusters;
+
+    // Phase 1: per request, its first position R[b] and first global tile TR[b].
+    std::vector<mla_v12::Req> req(B);
+    std::vector<int64_t> R(B + 1);
+    std::vector<int32_t> TR(B + 1);
+    R[0] = 0;
+    TR[0] = 0;
+    for (int32_t b = 0; b < B; ++b) {
+        req[b] = mla_v12::make_req(c, qo[b], qo[b + 1], kv[b], kv[b + 1], last[b]);
+        R[b + 1] = R[b] + mla_v12::req_cost(c, req[b]);
+        TR[b + 1] = TR[b] + mla_v12::req_tiles(c, req[b]);
+    }
+    const int64_t total = R[B];
+    const int32_t num_tiles = TR[B];
+    const int64_t W = mla_v12::cluster_stride(c, total);
+
+    // The request holding position y (B when y == total): R[b] <= y < R[b+1].
+    auto locate = [&](int64_t y) -> int32_t {
+        return int32_t(std::upper_bound(R.begin(), R.end(), y) - R.begin()) - 1;
+    };
+
+    // Phase 2: the cluster chain x[c+1] = snap(x[c] + W); the last cluster takes the rest.
+    std::vector<int64_t> x(C + 1);
+    std::vector<int32_t> xb(C + 1);
+    x[0] = 0;
+    for (int32_t cl = 1; cl < C; ++cl) {
+        const int64_t y = x[cl - 1] + W;
+        if (x[cl - 1] >= total || y >= total) {
+            x[cl] = total;
+            continue;
+        }
+        const int32_t b = locate(y);
+        x[cl] = mla_v12::snap(c, req[b], R[b], y);
+    }
+    x[C] = total;
+
+    // Phase 3: per cluster, tiles starting before x[c], whether x[c] is inside a tile, and the
+    // work counts -> work_indptr.
+    std::vector<int32_t> tb(C + 1), in(C + 1), wi(C + 1);
+    for (int32_t cl = 0; cl <= C; ++cl) {
+        if (x[cl] >= total) {
+            tb[cl] = num_tiles;
+            in[cl] = 0;
+            xb[cl] = B;
+            continue;
+        }
+        const int32_t b = locate(x[cl]);
+        xb[cl] = b;
+        tb[cl] = mla_v12::tiles_before(c, req[b], R[b], TR[b], x[cl]);
+        in[cl] = mla_v12::inside_tile(c, req[b], R[b], x[cl]);
+    }
+    wi[0] = 0;
+    for (int32_t cl = 0; cl < C; ++cl) wi[cl + 1] = wi[cl] + (tb[cl + 1] - tb[cl]) + in[cl];
+
+    // Phase 4: split tiles = tiles holding a cluster start strictly inside them; boundaries of
+    // one tile are consecutive clusters.
+    std::vector<int32_t> sp_tile, sp_first, sp_nfrag, sp_red(1, 0), sp_part;
+    for (int32_t cl = 1; cl < C; ++cl) {
+        if (!in[cl]) continue;
+        const int32_t t = tb[cl] - 1;
+        if (!sp_tile.empty() && sp_tile.back() == t && in[cl - 1] && tb[cl - 1] == tb[cl]) {
+            ++sp_nfrag.back();
+            continue;
+        }
+        sp_tile.push_back(t);
+        sp_first.push_back(cl - 1);
+        sp_nfrag.push_back(2);
+        sp_part.push_back(xb[cl]);  // request, replaced by the partial base below
+    }
+    int32_t part = 0;
+    for (size_t i = 0; i < sp_tile.size(); ++i) {
+        const int32_t tsize = req[sp_part[i]].tsize;
+        sp_red.push_back(sp_red.back() + sp_nfrag[i]);
+        sp_part[i] = part;
+        part += sp_nfrag[i] * tsize;
+    }
+    mla_v12::SplitTiles sp{sp_tile.data(), sp_first.data(), sp_nfrag.data(), sp_red.data(),
+                           sp_part.data(), int32_t(sp_tile.size())};
+
+    // Phase 5: works and reduce entries, tile by tile.
+    const mla_v12::Out out{buf.work_info_set,      int32_t(buf.work_info_set_rows),
+                           buf.reduce_indptr,      int32_t(buf.reduce_indptr_len),
+                           buf.reduce_final_map,   int32_t(buf.reduce_final_map_rows),
+                           buf.reduce_partial_map, int32_t(buf.reduce_partial_map_len)};
+    int32_t c0 = 0;
+    for (int32_t b = 0; b < B; ++b) {
+        const mla_v12::Req& q = req[b];
+        const int32_t nt = mla_v12::req_tiles(c, q), cost = mla_v12::tile_cost(c, q);
+        for (int32_t j = 0; j < nt; ++j) {
+            const int64_t pos = R[b] + int64_t(j) * cost;
+            while (c0 + 1 < C && x[c0 + 1] <= pos) ++c0;
+            mla_v12::fill_tile(c, q, b, j, TR[b] + j, pos, c0, qo[b], kv[b], last[b], x.data(),
+                               tb.data(), in.data(), wi.data(), sp, out);
+        }
+    }
+
+    // Heads and padding: work_indptr beyond C + 1 and reduce_indptr beyond the tiles repeat the
+    // totals (empty clusters / tiles), as aiter pads reduce_indptr.
+    for (int64_t i = 0; i < buf.work_indptr_len; ++i)
+        buf.work_indptr[i] = i <= C ? wi[i] : wi[C];
+    buf.reduce_indptr[0] = 0;
+    for (int64_t i = num_tiles + 1; i < buf.reduce_indptr_len; ++i)
+        buf.reduce_indptr[i] = sp_red.back();
+}
+
+}  // namespace mla::plan

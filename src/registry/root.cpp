@@ -1,0 +1,104 @@
+// root.cpp - finding the code-object root, and the process-wide cache of loaded tables.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/error.h"
+#include "registry/registry.h"
+
+#ifndef MLA_INSTALL_CODEOBJECT_DIR
+#define MLA_INSTALL_CODEOBJECT_DIR ""
+#endif
+#ifndef MLA_BUILD_CODEOBJECT_DIR
+#define MLA_BUILD_CODEOBJECT_DIR ""
+#endif
+
+namespace fs = std::filesystem;
+
+namespace mla::reg {
+namespace {
+
+// Folder of the binary holding this code (libmla.so, or a program linking the core statically).
+std::string self_dir() {
+    Dl_info info{};
+    if (!dladdr(reinterpret_cast<void*>(&self_dir), &info) || !info.dli_fname) return "";
+    std::error_code ec;
+    fs::path p = fs::absolute(info.dli_fname, ec);  // dli_fname echoes a relative dlopen path
+    return ec ? "" : p.parent_path().string();
+}
+
+}  // namespace
+
+std::string find_root(const std::string& explicit_root, std::string* tried) {
+    std::vector<std::pair<std::string, std::string>> candidates;  // (where from, path)
+    if (!explicit_root.empty()) {
+        candidates.emplace_back("explicit root", explicit_root);
+    } else {
+        if (const char* env = std::getenv("MLA_CODEOBJECT_DIR"))
+            if (env[0]) candidates.emplace_back("MLA_CODEOBJECT_DIR", env);
+        std::string lib = self_dir();
+        if (!lib.empty()) {
+            candidates.emplace_back("next to the library", lib + "/codeobjects");
+            candidates.emplace_back("next to the library", lib + "/../share/libmla/codeobjects");
+        }
+        candidates.emplace_back("install prefix", MLA_INSTALL_CODEOBJECT_DIR);
+        candidates.emplace_back("build tree", MLA_BUILD_CODEOBJECT_DIR);
+    }
+    for (const auto& c : candidates) {
+        std::error_code ec;
+        if (!c.second.empty() && fs::is_directory(c.second, ec)) {
+            fs::path p = fs::weakly_canonical(c.second, ec);
+            return ec ? c.second : p.string();
+        }
+        if (tried) *tried += "  " + c.first + ": " + c.second + " (not a directory)\n";
+    }
+    return "";
+}
+
+Registry& Registry::global() {
+    static Registry registry;
+    return registry;
+}
+
+std::string Registry::default_root() {
+    // The search touches the filesystem, so its result is cached; it is redone when
+    // MLA_CODEOBJECT_DIR changes, on set_default_root and on clear.
+    const char* env = std::getenv("MLA_CODEOBJECT_DIR");
+    const std::string env_now = env ? env : "";
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!override_root_.empty()) return override_root_;
+    if (!searched_ || env_now != searched_env_) {
+        searched_root_ = find_root("");
+        searched_env_ = env_now;
+        searched_ = true;
+    }
+    return searched_root_;
+}
+
+void Registry::set_default_root(const std::string& root) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    override_root_ = root;
+    searched_ = false;
+    cache_.clear();
+}
+
+std::shared_ptr<const ArchTables> Registry::arch(const std::string& arch, const std::string& root) {
+    const std::string r = root.empty() ? default_root() : root;
+    if (r.empty()) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto key = std::make_pair(r, arch);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    std::shared_ptr<const ArchTables> tables = load_arch(r, arch);
+    cache_[key] = tables;  // a null entry caches "no tables" (ARCH_NOT_BUILT) too
+    return tables;
+}
+
+void Registry::clear() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    searched_ = false;
+    cache_.clear();
+}
+
+}  // namespace mla::reg

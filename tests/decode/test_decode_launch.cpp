@@ -1,0 +1,477 @@
+// test_decode_launch.cpp - mla_decode_fwd on the fake CUDA runtime (no GPU): every bad input
+// returns its status with a message and launches nothing; good input launches the table's
+// kernel with grid = num_clusters, the row's block and shared memory, and a params block whose
+// fields match the call (decode_params.h); the reducer follows when the plan can split.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fake_runtime.h"
+#include "launch/decode_launch.h"
+#include "mla_c_api.h"
+
+namespace {
+
+std::string tables_src() {
+    const char* s = std::getenv("MLA_DECODE_TABLES");
+    return s ? s : "codeobjects/sm_90a";
+}
+
+void copy_file(const std::string& from, const std::string& to) {
+    std::ifstream in(from, std::ios::binary);
+    REQUIRE(in.good());
+    std::ofstream out(to, std::ios::binary);
+    out << in.rdbuf();
+}
+
+void write_fake_image(const std::string& path, const std::string& tag) {
+    std::vector<unsigned char> img(tag.size() + FAKE_RT_IMAGE_HEADER);
+    REQUIRE(fake_rt_format_image(tag.data(), tag.size(), img.data(), img.size()) == img.size());
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(img.data()), std::streamsize(img.size()));
+}
+
+// A code-object root holding the project's real sm_90a decode/reduce tables and fake images.
+std::string fixture_root() {
+    static std::string root;
+    if (!root.empty()) return root;
+    char tmpl[] = "/tmp/mla_decode_test_XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    root = tmpl;
+    const std::string arch = root + "/sm_90a";
+    REQUIRE(std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) == 0);
+    copy_file(tables_src() + "/decode/mla_decode.csv", arch + "/decode/mla_decode.csv");
+    copy_file(tables_src() + "/reduce/mla_reduce.csv", arch + "/reduce/mla_reduce.csv");
+    for (const char* co : {"mla_decode_bf16_bf16", "mla_decode_bf16_fp8", "mla_decode_fp8_fp8"})
+        write_fake_image(arch + "/decode/" + co + ".cubin", co);
+    write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
+    return root;
+}
+
+mla_context* make_ctx() {
+    fake_rt_install_env();
+    fake_rt_reset();
+    fake_rt_set_device("9.0", 132);
+    mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
+    o.arch = "sm_90a";
+    const std::string root = fixture_root();
+    o.codeobject_root = root.c_str();
+    mla_context* ctx = nullptr;
+    const mla_status st = mla_context_create(&o, &ctx);
+    INFO(mla_last_error());
+    REQUIRE(st == MLA_SUCCESS);
+    fake_rt_reset();  // forget the context's own calls
+    fake_rt_set_device("9.0", 132);
+    return ctx;
+}
+
+// A whole valid call: host memory stands in for device memory (the fake never dereferences).
+struct Call {
+    int B, H, L, ps;
+    mla_dtype qd, kvd;
+    std::vector<int32_t> qo, kvi, pages, last;
+    mla_metadata_params mp = MLA_METADATA_PARAMS_INIT;
+    mla_metadata_sizes sz{};
+    std::vector<uint64_t> wm;
+    std::vector<int32_t> wi, ws, ri, rf, rp;
+    mla_metadata_buffers plan{};
+    std::vector<uint8_t> q, kv, out_buf, work;
+    std::vector<float> lse, scales{1.0f, 1.0f};
+    int32_t flag = 0;
+    mla_decode_args a = MLA_DECODE_ARGS_INIT;
+
+    Call(int B_, int H_, int L_, int ps_, int kv_len, mla_dtype qd_ = MLA_DTYPE_BF16, mla_dtype kvd_ = MLA_DTYPE_BF16)
+        : B(B_), H(H_), L(L_), ps(ps_), qd(qd_), kvd(kvd_) {
+        qo.assign(B + 1, 0);
+        kvi.assign(B + 1, 0);
+        for (int b = 0; b < B; ++b) {
+            const int n = kv_len + 37 * b, np = (n + ps - 1) / ps;
+            qo[b + 1] = qo[b] + L;
+            kvi[b + 1] = kvi[b] + np;
+            last.push_back(n - (np - 1) * ps);
+        }
+        for (int i = 0; i < kvi[B]; ++i) pages.push_back(i);
+        mp.arch = "sm_90a";
+        mp.batch_size = B;
+        mp.num_heads = H;
+        mp.max_seqlen_qo = L;
+        mp.q_dtype = qd;
+        mp.kv_dtype = kvd;
+        mp.page_size = ps;
+        mp.causal = 1;
+        sz.struct_size = sizeof sz;
+        INFO(mla_last_error());
+        REQUIRE(mla_metadata_info(&mp, &sz) == MLA_SUCCESS);
+        wm.resize(2);
+        wi.resize(size_t(sz.work_indptr_len));
+        ws.resize(size_t(sz.work_info_set_rows) * 8);
+        ri.resize(size_t(sz.reduce_indptr_len));
+        rf.resize(size_t(sz.reduce_final_map_rows) * 2);
+        rp.resize(size_t(std::max<int64_t>(1, sz.reduce_partial_map_len)));
+        plan.struct_size = sizeof plan;
+        plan.work_metadata = wm.data();
+        plan.work_metadata_len = 2;
+        plan.work_indptr = wi.data();
+        plan.work_indptr_len = int64_t(wi.size());
+        plan.work_info_set = ws.data();
+        plan.work_info_set_rows = sz.work_info_set_rows;
+        plan.reduce_indptr = ri.data();
+        plan.reduce_indptr_len = int64_t(ri.size());
+        plan.reduce_final_map = rf.data();
+        plan.reduce_final_map_rows = sz.reduce_final_map_rows;
+        plan.reduce_partial_map = rp.data();
+        plan.reduce_partial_map_len = int64_t(rp.size());
+        REQUIRE(mla_plan_metadata(&mp, qo.data(), kvi.data(), last.data(), &plan, nullptr, nullptr, nullptr) ==
+                MLA_SUCCESS);
+        const size_t qe = qd == MLA_DTYPE_BF16 ? 2 : 1, kve = kvd == MLA_DTYPE_BF16 ? 2 : 1;
+        q.resize(size_t(qo[B]) * H * 576 * qe + 64);
+        kv.resize(size_t(kvi[B]) * ps * 576 * kve + 64);
+        out_buf.resize(size_t(qo[B]) * H * 512 * 2 + 64);
+        lse.resize(size_t(qo[B]) * H);
+        work.resize(size_t(sz.workspace_bytes) + 64);
+        a.q_dtype = qd;
+        a.kv_dtype = kvd;
+        a.batch_size = B;
+        a.num_heads = H;
+        a.max_seqlen_q = L;
+        a.total_q = qo[B];
+        a.page_size = ps;
+        a.num_pages = kvi[B];
+        a.causal = 1;
+        a.softmax_scale = 0.1f;
+        a.q_scale = &scales[0];
+        a.kv_scale = &scales[1];
+        a.q = align16(q.data());
+        a.kv_cache = align16(kv.data());
+        a.qo_indptr = qo.data();
+        a.kv_indptr = kvi.data();
+        a.kv_page_indices = pages.data();
+        a.kv_last_page_lens = last.data();
+        a.num_page_indices = int64_t(pages.size());
+        a.out = align16(out_buf.data());
+        a.lse = lse.data();
+        a.plan = &plan;
+        a.plan_params = &mp;
+        a.workspace = align16(work.data());
+        a.workspace_bytes = size_t(sz.workspace_bytes);
+        a.error_flag = &flag;
+    }
+    static void* align16(void* p) {
+        return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(p) + 15) & ~uintptr_t(15));
+    }
+};
+
+mla_decode_params params_of(const fake_rt_launch_record* r) {
+    mla_decode_params p;
+    REQUIRE(r->args_bytes == sizeof p);
+    std::memcpy(&p, r->args, sizeof p);
+    return p;
+}
+
+// Expects `status` and no launch.
+void expect_reject(mla_context* ctx, const mla_decode_args& a, mla_status status, const char* words) {
+    const int before = fake_rt_launch_count();
+    const mla_status st = mla_decode_fwd(ctx, &a, nullptr);
+    INFO(mla_last_error());
+    CHECK(st == status);
+    CHECK(std::string(mla_last_error()).find(words) != std::string::npos);
+    CHECK(fake_rt_launch_count() == before);
+}
+
+}  // namespace
+
+TEST_CASE("decode launch: 16 heads bf16 launches the M=16 kernel over num_clusters CTAs", "[decode]") {
+    mla_context* ctx = make_ctx();
+    Call c(4, 16, 1, 64, 500);
+    REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+    REQUIRE(fake_rt_launch_count() >= 1);
+    const fake_rt_launch_record* r = fake_rt_launch(0);
+    CHECK(std::string(r->symbol) == "mla_decode_bf16_bf16_m16");
+    CHECK(r->grid[0] == unsigned(c.sz.num_clusters));
+    CHECK(r->grid[0] == 132);
+    CHECK(r->grid[1] == 1);
+    CHECK(r->block[0] == 256);
+    CHECK(r->shared == unsigned(mla_decode_smem_bytes(16, false)));
+    CHECK(r->shared == 172288);
+    CHECK(r->packed == 1);
+    CHECK(fake_rt_max_dynamic_shared("mla_decode_bf16_bf16_m16") == 172288);
+    const mla_decode_params p = params_of(r);
+    CHECK(p.q == c.a.q);
+    CHECK(p.kv == c.a.kv_cache);
+    CHECK(p.out == c.a.out);
+    CHECK(p.lse == c.a.lse);
+    CHECK(p.page_table == c.pages.data());
+    CHECK(p.work_indptr == c.wi.data());
+    CHECK(p.work_info_set == c.ws.data());
+    CHECK(p.error_flag == &c.flag);
+    CHECK(p.q_stride_token == 16 * 576);
+    CHECK(p.q_stride_head == 576);
+    CHECK(p.kv_stride_page == 64 * 576);
+    CHECK(p.out_stride_token == 16 * 512);
+    CHECK(p.out_stride_head == 512);
+    CHECK(p.num_page_indices == int64_t(c.pages.size()));
+    CHECK(p.softmax_scale == 0.1f);
+    CHECK(p.batch_size == 4);
+    CHECK(p.num_heads == 16);
+    CHECK(p.kernel_heads == 16);
+    CHECK(p.qk_batch_ratio == 1);
+    CHECK(p.page_size_log2 == 6);
+    CHECK(p.num_pages == c.kvi[4]);
+    CHECK(p.block_table_stride == 0);
+    CHECK(p.causal == 1);
+    if (c.sz.partial_rows > 0) {
+        REQUIRE(fake_rt_launch_count() == 2);
+        const fake_rt_launch_record* rr = fake_rt_launch(1);
+        CHECK(std::string(rr->symbol) == "mla_reduce_bf16");
+        CHECK(rr->grid[0] == unsigned(c.sz.reduce_indptr_len - 1));
+        CHECK(rr->block[0] == 128);
+        CHECK(rr->shared == 0);
+        REQUIRE(rr->args_bytes == sizeof(mla_reduce_params));
+        mla_reduce_params rp;
+        std::memcpy(&rp, rr->args, sizeof rp);
+        CHECK(rp.partial_out == c.a.workspace);
+        const int64_t pout = c.sz.partial_rows * 16 * 512 * 4;
+        CHECK(reinterpret_cast<const char*>(rp.partial_lse) ==
+              static_cast<char*>(c.a.workspace) + (pout + 255) / 256 * 256);
+        CHECK(rp.num_tiles == int(c.sz.reduce_indptr_len - 1));
+        CHECK(rp.kernel_heads == 16);
+        CHECK(p.partial_out == rp.partial_out);
+        CHECK(p.partial_lse == rp.partial_lse);
+    } else {
+        CHECK(fake_rt_launch_count() == 1);
+    }
+    mla_context_destroy(ctx);
+}
+
+TEST_CASE("decode launch: row tile, fold and dtype pick the kernel", "[decode]") {
+    struct K {
+        int H, L;
+        mla_dtype q, kv;
+        const char* sym;
+        int hk, r;
+        unsigned threads, smem;
+    };
+    const K ks[] = {
+        {8, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_bf16_bf16_m16", 8, 1, 256, 172288},
+        {32, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_bf16_bf16_m32", 32, 1, 256, 191488},
+        {16, 2, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, "mla_decode_bf16_fp8_m32", 16, 1, 256, 190208},
+        {128, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_bf16_bf16_m64", 64, 2, 256, 194432},
+        {96, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, "mla_decode_fp8_fp8_m64", 48, 2, 256, 193536},
+        {16, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, "mla_decode_fp8_fp8_m16", 16, 1, 256, 208384},
+    };
+    for (const K& k : ks) {
+        INFO(k.sym);
+        mla_context* ctx = make_ctx();  // fake_rt_reset forgets modules: one context per case
+        Call c(3, k.H, k.L, 16, 300, k.q, k.kv);
+        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        INFO(mla_last_error());
+        REQUIRE(st == MLA_SUCCESS);
+        const fake_rt_launch_record* r = fake_rt_launch(0);
+        REQUIRE(r != nullptr);
+        CHECK(std::string(r->symbol) == k.sym);
+        CHECK(r->block[0] == k.threads);
+        CHECK(r->shared == k.smem);
+        CHECK(r->grid[0] == unsigned(c.sz.num_clusters));
+        const mla_decode_params p = params_of(r);
+        CHECK(p.kernel_heads == k.hk);
+        CHECK(p.qk_batch_ratio == k.r);
+        CHECK(p.num_heads == k.H);
+        CHECK(p.page_size_log2 == 4);
+        mla_context_destroy(ctx);
+    }
+}
+
+TEST_CASE("decode launch: block_table form passes the table and its stride", "[decode]") {
+    mla_context* ctx = make_ctx();
+    Call c(2, 16, 1, 16, 100);
+    std::vector<int32_t> bt(2 * 10, -1);
+    c.a.kv_page_indices = nullptr;
+    c.a.num_page_indices = 0;
+    c.a.block_table = bt.data();
+    c.a.block_table_stride = 10;
+    REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+    const mla_decode_params p = params_of(fake_rt_launch(0));
+    CHECK(p.page_table == bt.data());
+    CHECK(p.block_table_stride == 10);
+    CHECK(p.num_page_indices == 0);
+    mla_context_destroy(ctx);
+}
+
+TEST_CASE("decode launch: bad input launches nothing", "[decode]") {
+    mla_context* ctx = make_ctx();
+    Call c(4, 16, 1, 64, 500);
+    const mla_decode_args good = c.a;
+    mla_decode_args a;
+
+    CHECK(mla_decode_fwd(nullptr, &good, nullptr) == MLA_ERROR_INVALID_ARGUMENT);
+    CHECK(mla_decode_fwd(ctx, nullptr, nullptr) == MLA_ERROR_INVALID_ARGUMENT);
+    a = good;
+    a.struct_size = 0;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "struct_size");
+    a = good;
+    a.q = nullptr;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "q is NULL");
+    a = good;
+    a.q = static_cast<const char*>(good.q) + 2;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "aligned");
+    a = good;
+    a.out = static_cast<char*>(good.out) + 8;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "out");
+    a = good;
+    a.kv_cache = static_cast<const char*>(good.kv_cache) + 4;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "kv_cache");
+    a = good;
+    a.kv_indptr = nullptr;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "kv_indptr");
+    a = good;
+    a.kv_page_indices = nullptr;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "kv_page_indices");
+    a = good;
+    a.q_stride_head = 500;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "q strides");
+    a = good;
+    a.q_stride_head = 580;  // not a multiple of 16 bytes
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "multiples of 16 bytes");
+    a = good;
+    a.out_stride_head = 516;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "out strides");
+    a = good;
+    a.kv_stride_page = 576;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "kv_stride_page");
+    a = good;
+    a.page_size = 48;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "page_size");
+    a = good;
+    a.softmax_scale = 0.f;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "softmax_scale");
+    a = good;
+    a.softmax_scale = NAN;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "softmax_scale");
+    a = good;
+    a.batch_size = 0;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "batch_size");
+    a = good;
+    a.lse = reinterpret_cast<float*>(reinterpret_cast<char*>(c.lse.data()) + 1);
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "lse");
+
+    // the plan against the call
+    a = good;
+    a.plan = nullptr;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "plan");
+    a = good;
+    a.plan_params = nullptr;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "plan_params");
+    a = good;
+    a.num_heads = 32;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "num_heads = 16");
+    a = good;
+    a.batch_size = 3;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "batch_size = 4");
+    a = good;
+    a.max_seqlen_q = 2;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "max_seqlen_qo");
+    a = good;
+    a.causal = 0;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "causal");
+    a = good;
+    a.kv_dtype = MLA_DTYPE_FP8_E4M3FN;
+    a.kv_stride_page = 64 * 576;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "kv_dtype");
+    a = good;
+    a.page_size = 16;
+    a.kv_stride_page = 64 * 576;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "page_size = 64");
+    {
+        mla_metadata_params other = c.mp;
+        other.arch = "gfx950";
+        a = good;
+        a.plan_params = &other;
+        expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "arch gfx950");
+    }
+    {
+        mla_metadata_buffers short_plan = c.plan;
+        short_plan.work_info_set_rows -= 1;
+        a = good;
+        a.plan = &short_plan;
+        expect_reject(ctx, a, MLA_ERROR_BUFFER_TOO_SMALL, "work_info_set");
+        short_plan = c.plan;
+        short_plan.work_indptr_len = 10;
+        a.plan = &short_plan;
+        expect_reject(ctx, a, MLA_ERROR_BUFFER_TOO_SMALL, "work_indptr");
+    }
+    if (c.sz.workspace_bytes > 0) {
+        a = good;
+        a.workspace_bytes = size_t(c.sz.workspace_bytes) - 1;
+        expect_reject(ctx, a, MLA_ERROR_BUFFER_TOO_SMALL, "workspace");
+        a = good;
+        a.workspace = static_cast<char*>(good.workspace) + 4;
+        expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "workspace");
+    }
+    // dtypes the table / head plan cannot run
+    a = good;
+    a.q_dtype = MLA_DTYPE_FP16;
+    expect_reject(ctx, a, MLA_ERROR_UNSUPPORTED_SHAPE, "bf16/bf16, bf16/fp8, fp8/fp8");
+    a = good;
+    a.kv_dtype = MLA_DTYPE_FP8_E4M3FNUZ;
+    expect_reject(ctx, a, MLA_ERROR_UNSUPPORTED_SHAPE, "fp8_fnuz");
+    mla_context_destroy(ctx);
+}
+
+TEST_CASE("decode launch: fp8 needs its scales", "[decode]") {
+    mla_context* ctx = make_ctx();
+    Call c(2, 16, 1, 64, 200, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN);
+    mla_decode_args a = c.a;
+    a.q_scale = nullptr;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "q_scale");
+    a = c.a;
+    a.kv_scale = nullptr;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "kv_scale");
+    a = c.a;
+    a.q_stride_head = 584;  // 584 bytes: not a multiple of 16
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "multiples of 16 bytes");
+    CHECK(fake_rt_launch_count() == 0);
+    REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+    CHECK(std::string(fake_rt_launch(0)->symbol) == "mla_decode_fp8_fp8_m16");
+    mla_context_destroy(ctx);
+}
+
+TEST_CASE("decode launch: a runtime launch failure is MLA_ERROR_LAUNCH", "[decode]") {
+    mla_context* ctx = make_ctx();
+    Call c(2, 16, 1, 64, 200);
+    fake_rt_fail("cuLaunchKernel", 719);
+    const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+    CHECK(st == MLA_ERROR_LAUNCH);
+    fake_rt_fail("cuLaunchKernel", 0);
+    mla_context_destroy(ctx);
+}
+
+TEST_CASE("decode table: every row's launch values match the kernel build", "[decode]") {
+    std::ifstream in(tables_src() + "/decode/mla_decode.csv");
+    REQUIRE(in.good());
+    std::string line;
+    std::getline(in, line);
+    CHECK(line == "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name");
+    int rows = 0;
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        std::vector<std::string> f;
+        std::stringstream ss(line);
+        std::string x;
+        while (std::getline(ss, x, ',')) f.push_back(x);
+        REQUIRE(f.size() == 13);
+        const int m = std::stoi(f[2]);
+        const bool kv8 = f[1] == "fp8";
+        INFO(line);
+        CHECK(std::stoi(f[9]) == mla_decode_warps(m) * 32);
+        CHECK(std::stoi(f[10]) == mla_decode_smem_bytes(m, kv8));
+        CHECK(std::stoi(f[10]) <= 227 * 1024);
+        CHECK(f[11] == "mla_decode_" + f[0] + "_" + f[1] + "_m" + f[2]);
+        CHECK(f[12] == "mla_decode_" + f[0] + "_" + f[1] + ".cubin");
+        ++rows;
+    }
+    CHECK(rows == 36);
+}

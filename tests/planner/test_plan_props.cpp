@@ -1,0 +1,116 @@
+// test_plan_props.cpp - property tests of the host planners over thousands of random batches:
+// the v1_2 plan equals the serial walk byte for byte, and every plan satisfies the invariants of
+// docs/plan-layout.md (coverage exactly once, cluster order, partial rows, reduce maps).
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "plan_helpers.h"
+
+using namespace plantest;
+
+namespace {
+
+mla_metadata_params params_for(const char* arch, int B, int L, int H, int ps, int gran, int cus,
+                               int cap, int causal, mla_dtype q, mla_dtype kv) {
+    mla_metadata_params p = MLA_METADATA_PARAMS_INIT;
+    p.arch = arch;
+    p.batch_size = B;
+    p.max_seqlen_qo = L;
+    p.num_heads = H;
+    p.page_size = ps;
+    p.kv_granularity = gran;
+    p.num_clusters = cus;
+    p.max_split_per_batch = cap;
+    p.causal = causal;
+    p.q_dtype = q;
+    p.kv_dtype = kv;
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("v1_2 plan equals the serial walk and keeps every invariant", "[planner][props]") {
+    std::mt19937 rng(20261129);
+    const int kPageSizes[] = {1, 2, 4, 8, 16, 32, 64};
+    const int kHeads[] = {8, 16, 20, 32, 48, 64, 96, 100, 128};
+    const int kGran[] = {1, 16, 32, 64, 256};
+    int checked = 0, splits = 0;
+    for (int iter = 0; iter < 3000; ++iter) {
+        const bool gfx = iter % 4 == 3;
+        const int ps = kPageSizes[rng() % 7];
+        const int L = 1 + int(rng() % 8);
+        int H = kHeads[rng() % 9];
+        mla_dtype q = MLA_DTYPE_BF16, kv = MLA_DTYPE_BF16;
+        if (!gfx && rng() % 3 == 0) kv = MLA_DTYPE_FP8_E4M3FN;
+        if (gfx && rng() % 2) q = kv = MLA_DTYPE_FP8_E4M3FN;
+        if (gfx && q == MLA_DTYPE_FP8_E4M3FN && H % 16) H = 64;  // keep the gfx950 head plan accepting
+        const int B = 1 + int(rng() % (iter % 10 == 0 ? 200 : 40));
+        const int cus = (rng() % 3 == 0) ? int(4 + rng() % 40) : 0;
+        const int cap = (rng() % 4 == 0) ? int(1 + rng() % 4) : -1;
+        const int64_t max_kv = (rng() % 3 == 0) ? 200000 : int64_t(1 + rng() % 3000);
+        const int gran = kGran[rng() % 5];
+        const int causal = int(rng() % 4 != 0);
+        const bool varlen = rng() % 2;
+        mla_metadata_params p = params_for(gfx ? "gfx950" : "sm_90a", B, L, H, ps, gran, cus, cap,
+                                           causal, q, kv);
+        const Batch b = random_batch(rng, B, L, max_kv, ps, varlen);
+        mla_metadata_sizes z{};
+        z.struct_size = sizeof(z);
+        if (mla_metadata_info(&p, &z) != MLA_SUCCESS) continue;  // head plan rejects this shape
+        Plan got = alloc_plan(p), want = alloc_plan(p);
+        mla_plan_summary sum{};
+        sum.struct_size = sizeof(sum);
+        INFO("iter " << iter << " arch " << p.arch << " B " << B << " L " << L << " H " << H
+                     << " ps " << ps << " gran " << p.kv_granularity << " cus " << cus << " cap "
+                     << cap << " causal " << p.causal);
+        const mla_status st = run_plan(p, b, got, &sum);
+        INFO(mla_last_error());
+        REQUIRE(st == MLA_SUCCESS);
+        REQUIRE(check_invariants(p, b, got, true) == "");
+        serial_walk_v1_2(p, b, want);
+        REQUIRE(got.work_indptr == want.work_indptr);
+        REQUIRE(got.work_info == want.work_info);
+        REQUIRE(got.reduce_indptr == want.reduce_indptr);
+        REQUIRE(got.final_map == want.final_map);
+        REQUIRE(got.partial_map == want.partial_map);
+        REQUIRE(got.md[0] == uint64_t(reinterpret_cast<uintptr_t>(got.work_indptr.data())));
+        REQUIRE(got.md[1] == uint64_t(reinterpret_cast<uintptr_t>(got.work_info.data())));
+        REQUIRE(sum.num_works == got.work_indptr[z.num_clusters]);
+        splits += sum.num_split_tiles;
+        ++checked;
+    }
+    CHECK(checked > 2000);
+    CHECK(splits > 1000);  // the sweep exercises split tiles, not just whole ones
+}
+
+TEST_CASE("v1_0 and v1_1 plans keep the coverage and reduce invariants", "[planner][props]") {
+    std::mt19937 rng(7);
+    int checked = 0;
+    for (int iter = 0; iter < 800; ++iter) {
+        const int ps = 1 << (rng() % 7);
+        const int L = 1 + int(rng() % 4);
+        const int H = (rng() % 2) ? 16 : 128;
+        const int B = 1 + int(rng() % 30);
+        const int cus = int(4 + rng() % 60);
+        mla_metadata_params p = params_for(iter % 2 ? "gfx942" : "sm_90a", B, L, H, ps, 16, cus,
+                                           -1, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16);
+        p.fast_mode = 0;
+        p.intra_batch_mode = int(rng() % 2);
+        p.num_kv_splits = int(1 + rng() % 32);
+        const bool varlen = rng() % 2;
+        const Batch b = random_batch(rng, B, L, 20000, ps, varlen);
+        mla_metadata_sizes z{};
+        z.struct_size = sizeof(z);
+        if (mla_metadata_info(&p, &z) != MLA_SUCCESS) continue;
+        Plan got = alloc_plan(p);
+        INFO("iter " << iter << " arch " << p.arch << " intra " << p.intra_batch_mode << " B " << B
+                     << " L " << L << " H " << H << " ps " << ps);
+        const mla_status st = run_plan(p, b, got);
+        INFO(mla_last_error());
+        REQUIRE(st == MLA_SUCCESS);
+        REQUIRE(check_invariants(p, b, got, p.intra_batch_mode != 0) == "");
+        ++checked;
+    }
+    CHECK(checked > 500);
+}

@@ -1,0 +1,283 @@
+// cmd_run.cpp - `mla run`: the main job. Builds a decode problem (default DeepSeek-V3 at TP8:
+// b=128, s_k=4096 varied, 16 heads, bf16, page 64, causal, softmax_scale 1/sqrt(192) * mscale^2
+// with yarn mscale = 0.1 ln(40) + 1), plans on the host, launches mla_decode_fwd on the GPU,
+// checks a random subset of requests against mla_decode_reference, and prints the median
+// event-timed latency, GB/s and TFLOPS (FlashMLA's formulas, anchors.md §1.4) and the fraction of
+// the device-to-device copy bandwidth measured in the same run (mla_device_copy).
+// Without a GPU it runs the CPU path on a small default (plan + mla_execute_plan_reference
+// against mla_decode_reference) and says so.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "decode_problem.h"
+
+using namespace mla_tool;
+
+namespace {
+
+void usage(FILE* f) {
+    std::fprintf(f,
+                 "usage: mla run [options]\n"
+                 "  --batch N        requests (default 128; CPU path 4)\n"
+                 "  --kv-len N       mean KV tokens per request (default 4096; CPU path 256)\n"
+                 "  --heads N        query heads (default 16)\n"
+                 "  --qlen N         query tokens per request, MTP (default 1)\n"
+                 "  --dtype T        Q dtype bf16|fp8 (default bf16; also sets the KV dtype)\n"
+                 "  --kv-dtype T     KV dtype bf16|fp8 (default: --dtype)\n"
+                 "  --page-size N    tokens per page (default 64)\n"
+                 "  --causal / --no-causal   causal MTP mask (default causal)\n"
+                 "  --varlen / --fixed       varied lengths normal(s_k, s_k/2) (default) or all s_k\n"
+                 "  --iters N        timed launches, median reported (default 20)\n"
+                 "  --check N        requests checked against the CPU reference (default 8, 0 = none,\n"
+                 "                   -1 = all)\n"
+                 "  --scale X        softmax scale (default DeepSeek-V3's %.6f)\n"
+                 "  --seed N         data seed (default 1)\n"
+                 "  --cpu            force the CPU path\n",
+                 deepseek_v3_softmax_scale());
+}
+
+bool parse_dtype(const char* s, mla_dtype* d) { return mla_dtype_from_string(s, d) == MLA_SUCCESS; }
+
+int cpu_path(Spec s, bool user_batch, bool user_kv) {
+    if (!user_batch) s.batch = 4;
+    if (!user_kv) s.kv_len = 256;
+    std::printf("mla run: no GPU path (no CUDA device or --cpu): CPU reference only.\n"
+                "  plan (mla_plan_metadata, sm_90a rules) + mla_execute_plan_reference vs "
+                "mla_decode_reference; no kernel runs.\n");
+    Problem p = make_problem(s);
+    mla_metadata_params mp = plan_params_of(p, "sm_90a", 0);
+    mla_metadata_sizes sz{};
+    sz.struct_size = sizeof sz;
+    if (mla_metadata_info(&mp, &sz)) {
+        std::fprintf(stderr, "mla run: mla_metadata_info: %s\n", mla_last_error());
+        return 1;
+    }
+    std::vector<uint64_t> wm(2);
+    std::vector<int32_t> wi(size_t(sz.work_indptr_len)), ws(size_t(sz.work_info_set_rows) * 8),
+        ri(size_t(sz.reduce_indptr_len)), rf(size_t(sz.reduce_final_map_rows) * 2),
+        rp(size_t(std::max<int64_t>(1, sz.reduce_partial_map_len)));
+    mla_metadata_buffers b{};
+    b.struct_size = sizeof b;
+    b.work_metadata = wm.data();
+    b.work_metadata_len = 2;
+    b.work_indptr = wi.data();
+    b.work_indptr_len = int64_t(wi.size());
+    b.work_info_set = ws.data();
+    b.work_info_set_rows = sz.work_info_set_rows;
+    b.reduce_indptr = ri.data();
+    b.reduce_indptr_len = int64_t(ri.size());
+    b.reduce_final_map = rf.data();
+    b.reduce_final_map_rows = sz.reduce_final_map_rows;
+    b.reduce_partial_map = rp.data();
+    b.reduce_partial_map_len = int64_t(rp.size());
+    mla_plan_summary sum{};
+    sum.struct_size = sizeof sum;
+    if (mla_plan_metadata(&mp, p.qo_indptr.data(), p.kv_indptr.data(), p.kv_last_page_lens.data(), &b, nullptr,
+                          nullptr, &sum)) {
+        std::fprintf(stderr, "mla run: mla_plan_metadata: %s\n", mla_last_error());
+        return 1;
+    }
+    const mla_host_problem hp = host_problem_of(p);
+    const size_t H = s.heads;
+    std::vector<float> o1(size_t(p.total_q) * H * 512), l1(size_t(p.total_q) * H), o2(o1.size()), l2(l1.size());
+    if (mla_execute_plan_reference(&hp, &mp, &b, o1.data(), l1.data()) ||
+        mla_decode_reference(&hp, o2.data(), l2.data())) {
+        std::fprintf(stderr, "mla run: reference: %s\n", mla_last_error());
+        return 1;
+    }
+    std::vector<int> rows(p.total_q);
+    for (int t = 0; t < p.total_q; ++t) rows[t] = t;
+    CompareResult r;
+    Tolerance tol;
+    tol.out_abs = 1e-5;  // both fp32/fp64 paths: only summation order differs
+    tol.out_rel = 1e-4;
+    tol.lse_rel = 1e-6;
+    compare_rows(p, rows, o1, l1, o2, l2, tol, r);
+    std::printf("  b=%d h=%d qlen=%d s_k~%d ps=%d %s/%s causal=%d: %d works over %d clusters, %d split tiles\n",
+                s.batch, s.heads, s.qlen, s.kv_len, s.page_size, mla_dtype_string(s.q_dtype),
+                mla_dtype_string(s.kv_dtype), int(s.causal), sum.num_works, sz.num_clusters, sum.num_split_tiles);
+    std::printf("  plan executed on the CPU vs direct reference: %ld values, max abs diff %.3e, %s\n", r.checked,
+                r.max_abs, r.ok() ? "PASS" : ("FAIL: " + r.first_bad).c_str());
+    return r.ok() ? 0 : 1;
+}
+
+double median(std::vector<float> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+    Spec s;
+    int iters = 20, check = 8;
+    bool force_cpu = false, user_batch = false, user_kv = false, user_kvd = false;
+    for (int i = 0; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next = [&]() -> const char* {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "mla run: %s needs a value\n", a.c_str());
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--help" || a == "-h") {
+            usage(stdout);
+            return 0;
+        } else if (a == "--batch") {
+            s.batch = std::atoi(next());
+            user_batch = true;
+        } else if (a == "--kv-len") {
+            s.kv_len = std::atoi(next());
+            user_kv = true;
+        } else if (a == "--heads") s.heads = std::atoi(next());
+        else if (a == "--qlen") s.qlen = std::atoi(next());
+        else if (a == "--dtype") {
+            if (!parse_dtype(next(), &s.q_dtype)) return std::fprintf(stderr, "mla run: %s\n", mla_last_error()), 2;
+            if (!user_kvd) s.kv_dtype = s.q_dtype;
+        } else if (a == "--kv-dtype") {
+            if (!parse_dtype(next(), &s.kv_dtype)) return std::fprintf(stderr, "mla run: %s\n", mla_last_error()), 2;
+            user_kvd = true;
+        } else if (a == "--page-size") s.page_size = std::atoi(next());
+        else if (a == "--causal") s.causal = true;
+        else if (a == "--no-causal") s.causal = false;
+        else if (a == "--varlen") s.varlen = true;
+        else if (a == "--fixed") s.varlen = false;
+        else if (a == "--iters") iters = std::max(1, std::atoi(next()));
+        else if (a == "--check") check = std::atoi(next());
+        else if (a == "--scale") s.softmax_scale = float(std::atof(next()));
+        else if (a == "--seed") s.seed = uint64_t(std::atoll(next()));
+        else if (a == "--cpu") force_cpu = true;
+        else {
+            std::fprintf(stderr, "mla run: unknown option '%s'\n", a.c_str());
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (s.batch < 1 || s.heads < 1 || s.qlen < 1 || s.kv_len < 0 || s.page_size < 1) {
+        std::fprintf(stderr, "mla run: batch, heads, qlen, page-size must be >= 1 and kv-len >= 0\n");
+        return 2;
+    }
+    mla_context* ctx = nullptr;
+    if (!force_cpu) {
+        mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
+        const mla_status st = mla_context_create(&o, &ctx);
+        if (st == MLA_ERROR_RUNTIME_UNAVAILABLE || st == MLA_ERROR_NO_DEVICE) {
+            std::printf("mla run: no CUDA device (%s).\n", mla_last_error());
+            ctx = nullptr;
+        } else if (st) {
+            std::fprintf(stderr, "mla run: mla_context_create: %s: %s\n", mla_status_string(st), mla_last_error());
+            return 1;
+        } else if (std::strcmp(mla_context_arch(ctx), "sm_90a") != 0) {
+            std::printf("mla run: device is %s; libmla's kernels are sm_90a.\n", mla_context_arch(ctx));
+            mla_context_destroy(ctx);
+            ctx = nullptr;
+        }
+    }
+    if (!ctx) return cpu_path(s, user_batch, user_kv);
+
+    std::printf("mla run: b=%d s_k=%d%s h=%d s_q=%d q=%s kv=%s page=%d causal=%d scale=%.6f on %s (%d SMs)\n",
+                s.batch, s.kv_len, s.varlen ? " (varied)" : "", s.heads, s.qlen, mla_dtype_string(s.q_dtype),
+                mla_dtype_string(s.kv_dtype), s.page_size, int(s.causal), s.softmax_scale, mla_context_arch(ctx),
+                mla_context_num_cus(ctx));
+    int rc = 0;
+    {
+        const Problem p = make_problem(s);
+        DeviceRun run;
+        if (!run.setup(ctx, p) || !run.launch()) {
+            std::fprintf(stderr, "mla run: %s\n", run.error.c_str());
+            mla_context_destroy(ctx);
+            return 1;
+        }
+        std::vector<float> out, lse;
+        int32_t flag = 0;
+        if (!run.fetch(p, out, lse, flag)) {
+            std::fprintf(stderr, "mla run: %s\n", run.error.c_str());
+            mla_context_destroy(ctx);
+            return 1;
+        }
+        std::printf("  plan: %d works on %d clusters, %d of %d tiles split, max %d works per cluster\n",
+                    run.summary.num_works, run.sizes.num_clusters, run.summary.num_split_tiles, run.summary.num_tiles,
+                    run.summary.max_works_per_cluster);
+        if (flag) {
+            std::printf("  device error flag %d\n", flag);
+            rc = 1;
+        }
+        // check a random subset of requests (or all)
+        if (check != 0) {
+            std::vector<int> reqs;
+            std::mt19937 rng(unsigned(s.seed) + 99);
+            for (int b = 0; b < s.batch; ++b) reqs.push_back(b);
+            if (check > 0 && check < s.batch) {
+                std::shuffle(reqs.begin(), reqs.end(), rng);
+                reqs.resize(size_t(check));
+                std::sort(reqs.begin(), reqs.end());
+            }
+            std::vector<float> rout, rlse;
+            if (reference_subset(p, reqs, rout, rlse)) {
+                std::fprintf(stderr, "mla run: reference: %s\n", mla_last_error());
+                rc = 1;
+            } else {
+                std::vector<int> rows;
+                for (int b : reqs)
+                    for (int t = p.qo_indptr[b]; t < p.qo_indptr[b + 1]; ++t) rows.push_back(t);
+                CompareResult r;
+                compare_rows(p, rows, out, lse, rout, rlse, Tolerance{}, r);
+                std::printf("  check: %zu requests vs mla_decode_reference: %ld values, max abs %.2e, max lse rel "
+                            "%.2e: %s\n",
+                            reqs.size(), r.checked, r.max_abs, r.max_rel_lse,
+                            r.ok() ? "PASS" : ("FAIL (" + std::to_string(r.bad_out) + " out, " +
+                                               std::to_string(r.bad_lse) + " lse; " + r.first_bad + ")").c_str());
+                if (!r.ok()) rc = 1;
+            }
+        }
+        // timing
+        for (int w = 0; w < 3; ++w) run.launch();
+        std::vector<float> ms;
+        for (int it = 0; it < iters; ++it) {
+            mla_timer* t = nullptr;
+            float m = 0;
+            if (mla_timer_start(ctx, nullptr, &t) || !run.launch() || mla_timer_stop_ms(ctx, t, &m)) {
+                std::fprintf(stderr, "mla run: timing: %s\n", mla_last_error());
+                mla_context_destroy(ctx);
+                return 1;
+            }
+            ms.push_back(m);
+        }
+        const double us = median(ms) * 1000.0;
+        const double bytes = problem_bytes(p), flops = problem_flops(p);
+        const double gbs = bytes / (us * 1e-6) / 1e9, tf = flops / (us * 1e-6) / 1e12;
+        // copy yardstick: the KV cache's size, device to device
+        double copy_gbs = 0;
+        {
+            const size_t n = std::max<size_t>(size_t(1) << 28, (p.kv.size() / 16) * 16);
+            void* a = run.alloc(n);
+            void* b = run.alloc(n);
+            if (a && b && mla_device_copy(ctx, b, a, n, nullptr) == MLA_SUCCESS) {
+                std::vector<float> cm;
+                for (int it = 0; it < std::max(5, iters / 2); ++it) {
+                    mla_timer* t = nullptr;
+                    float m = 0;
+                    mla_timer_start(ctx, nullptr, &t);
+                    mla_device_copy(ctx, b, a, n, nullptr);
+                    mla_timer_stop_ms(ctx, t, &m);
+                    cm.push_back(m);
+                }
+                copy_gbs = 2.0 * double(n) / (median(cm) * 1e-3) / 1e9;  // read + write
+            } else {
+                std::printf("  copy yardstick unavailable: %s\n", mla_last_error());
+            }
+        }
+        std::printf("  decode: %.1f us (median of %d), %.0f GB/s, %.1f TFLOPS", us, iters, gbs, tf);
+        if (copy_gbs > 0) std::printf(", %.0f%% of the %.0f GB/s device copy", 100.0 * gbs / copy_gbs, copy_gbs);
+        std::printf("\n  (bytes = KV read once + Q + O = %.3f GB; FLOPs = 2 (576 + 512) h s_q s_k = %.2f G)\n",
+                    bytes / 1e9, flops / 1e9);
+    }
+    mla_context_destroy(ctx);
+    return rc;
+}

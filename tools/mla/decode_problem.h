@@ -1,0 +1,510 @@
+// decode_problem.h - a whole MLA decode problem on the host and its run on the device through the
+// public C API only (plan on the host with mla_plan_metadata, copy to the device, mla_decode_fwd),
+// shared by `mla run`, `mla bench` (tools/mla/cmd_run.cpp, cmd_bench.cpp) and the GPU test
+// program (tests/gpu/). Header-only, C++17.
+//
+// Data follow FlashMLA's test (anchors.md §1.4): q, kv ~ randn/10 clamped to [-1, 1]; pages
+// randomly permuted; every KV slot past a request's length and every unused page filled with
+// NaN, so an unmasked read poisons the output. fp8 values are e4m3fn codes of randn*4 with scales
+// 1/40 (so q*q_scale ~ randn/10).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mla_c_api.h"
+
+namespace mla_tool {
+
+// ---- number formats ----
+inline uint16_t f32_to_bf16(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return uint16_t(u >> 16);
+}
+inline float bf16_to_f32(uint16_t h) {
+    uint32_t u = uint32_t(h) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+inline float e4m3_to_f32(uint8_t c) {
+    const int s = c >> 7, e = (c >> 3) & 15, m = c & 7;
+    if (e == 15 && m == 7) return NAN;
+    const float v = e == 0 ? std::ldexp(float(m), -9) : std::ldexp(1.0f + m / 8.0f, e - 7);
+    return s ? -v : v;
+}
+// Nearest e4m3fn code (ties to even), saturating at +-448. Codes 0..126 increase with value.
+inline uint8_t f32_to_e4m3(float f) {
+    static const std::vector<float> table = [] {
+        std::vector<float> t(127);
+        for (int c = 0; c < 127; ++c) t[c] = e4m3_to_f32(uint8_t(c));  // 0x7f is NaN
+        return t;
+    }();
+    if (std::isnan(f)) return 0x7f;
+    const uint8_t sign = f < 0 ? 0x80 : 0;
+    const float a = std::min(std::fabs(f), 448.0f);
+    int hi = int(std::lower_bound(table.begin(), table.end(), a) - table.begin());
+    if (hi >= 127) hi = 126;
+    int best = hi;
+    if (hi > 0) {
+        const float dl = a - table[hi - 1], dh = table[hi] - a;
+        if (dl < dh || (dl == dh && ((hi - 1) & 1) == 0)) best = hi - 1;
+    }
+    return uint8_t(best) | sign;
+}
+
+// Fast approximately normal numbers (Irwin-Hall of 4 uniforms, unit variance) for bulk data.
+struct FastNormal {
+    uint64_t s;
+    explicit FastNormal(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 1) {}
+    float operator()() {
+        float acc = 0;
+        for (int i = 0; i < 4; ++i) {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            acc += float(s >> 40) * (1.0f / 16777216.0f);
+        }
+        return (acc - 2.0f) * 1.7320508f;
+    }
+};
+
+// DeepSeek-V3 softmax scale: 1/sqrt(qk_nope 128 + rope 64) * mscale^2, yarn mscale with factor 40,
+// mscale_all_dim 1.0: mscale = 0.1 * 1.0 * ln(40) + 1.
+inline float deepseek_v3_softmax_scale() {
+    const double mscale = 0.1 * 1.0 * std::log(40.0) + 1.0;
+    return float(mscale * mscale / std::sqrt(192.0));
+}
+
+struct Spec {
+    int batch = 128;
+    int heads = 16;
+    int qlen = 1;             // max_seqlen_q (L)
+    int kv_len = 4096;        // mean KV length
+    bool varlen = true;       // lengths ~ normal(kv_len, kv_len / 2) clamped to [qlen, 2 kv_len]
+    int page_size = 64;
+    bool causal = true;
+    mla_dtype q_dtype = MLA_DTYPE_BF16;
+    mla_dtype kv_dtype = MLA_DTYPE_BF16;
+    bool lse = true;
+    bool ragged_q = false;    // qo lengths uniform in [0, L] (at least one request has L)
+    double zero_kv_frac = 0;  // fraction of requests with KV length 0
+    int extra_pages = 3;      // unused (NaN) pages in the cache
+    bool block_table = false; // pass the page table as block_table [B, max pages]
+    float softmax_scale = deepseek_v3_softmax_scale();
+    uint64_t seed = 1;
+    bool fast_fill = false;   // KV values tiled from a 64K-element random block (benchmarks)
+};
+
+struct Problem {
+    Spec spec;
+    int total_q = 0, num_pages = 0, max_pages = 0;
+    float q_scale = 1, kv_scale = 1;
+    std::vector<uint8_t> q, kv;  // raw bytes, [total_q, H, 576] and [num_pages, ps, 576]
+    std::vector<int32_t> qo_indptr, kv_indptr, kv_page_indices, kv_last_page_lens, kv_lens;
+    std::vector<int32_t> block_table;  // [B, max_pages] (-1 past a request's pages)
+    size_t q_esize() const { return spec.q_dtype == MLA_DTYPE_BF16 ? 2 : 1; }
+    size_t kv_esize() const { return spec.kv_dtype == MLA_DTYPE_BF16 ? 2 : 1; }
+};
+
+inline Problem make_problem(const Spec& s) {
+    Problem p;
+    p.spec = s;
+    std::mt19937_64 rng(s.seed);
+    std::normal_distribution<float> nd(0.f, 1.f);
+    const int B = s.batch, L = s.qlen, ps = s.page_size;
+    p.qo_indptr.assign(B + 1, 0);
+    p.kv_indptr.assign(B + 1, 0);
+    p.kv_last_page_lens.assign(B, 1);
+    p.kv_lens.assign(B, 0);
+    for (int b = 0; b < B; ++b) {
+        int lq = L;
+        if (s.ragged_q && b != 0) lq = int(rng() % uint64_t(L + 1));
+        int n = s.kv_len;
+        if (s.varlen) {
+            const float x = s.kv_len + nd(rng) * s.kv_len / 2.0f;
+            n = int(std::max<float>(float(L), std::min<float>(x, 2.0f * s.kv_len)));
+        }
+        if (s.zero_kv_frac > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < s.zero_kv_frac)
+            n = 0;
+        p.kv_lens[b] = n;
+        const int pages = (n + ps - 1) / ps;
+        p.qo_indptr[b + 1] = p.qo_indptr[b] + lq;
+        p.kv_indptr[b + 1] = p.kv_indptr[b] + pages;
+        p.kv_last_page_lens[b] = pages ? n - (pages - 1) * ps : 1;
+        p.max_pages = std::max(p.max_pages, pages);
+    }
+    p.total_q = p.qo_indptr[B];
+    const int used = p.kv_indptr[B];
+    p.num_pages = used + s.extra_pages;
+    std::vector<int32_t> perm(p.num_pages);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    p.kv_page_indices.assign(perm.begin(), perm.begin() + used);
+    p.block_table.assign(size_t(B) * std::max(1, p.max_pages), -1);
+    for (int b = 0; b < B; ++b)
+        for (int i = p.kv_indptr[b]; i < p.kv_indptr[b + 1]; ++i)
+            p.block_table[size_t(b) * std::max(1, p.max_pages) + (i - p.kv_indptr[b])] = p.kv_page_indices[i];
+
+    const bool q8 = s.q_dtype != MLA_DTYPE_BF16, kv8 = s.kv_dtype != MLA_DTYPE_BF16;
+    if (q8) p.q_scale = 1.0f / 40;
+    if (kv8) p.kv_scale = 1.0f / 40;
+    FastNormal fn(s.seed + 17);
+    auto val = [&](bool f8) {
+        float x = fn();
+        if (f8) return float(f32_to_e4m3(x * 4.0f));  // code, stored below
+        return std::max(-1.f, std::min(1.f, x / 10.f));
+    };
+    const size_t nq = size_t(p.total_q) * s.heads * 576;
+    p.q.resize(nq * p.q_esize());
+    for (size_t i = 0; i < nq; ++i) {
+        if (q8) p.q[i] = uint8_t(val(true));
+        else {
+            const uint16_t h = f32_to_bf16(val(false));
+            std::memcpy(&p.q[2 * i], &h, 2);
+        }
+    }
+    // KV: NaN everywhere, then real values in the slots each request owns.
+    const size_t nkv = size_t(p.num_pages) * ps * 576;
+    p.kv.resize(nkv * p.kv_esize());
+    if (kv8) std::fill(p.kv.begin(), p.kv.end(), uint8_t(0x7f));
+    else std::fill_n(reinterpret_cast<uint16_t*>(p.kv.data()), nkv, uint16_t(0x7fc0));
+    if (s.fast_fill) {
+        std::vector<uint8_t> block(65536 * p.kv_esize());
+        for (size_t i = 0; i < 65536; ++i) {
+            if (kv8) block[i] = uint8_t(val(true));
+            else {
+                const uint16_t h = f32_to_bf16(val(false));
+                std::memcpy(&block[2 * i], &h, 2);
+            }
+        }
+        const size_t rowb = 576 * p.kv_esize();
+        size_t off = 0;
+        for (int b = 0; b < B; ++b)
+            for (int j = 0; j < p.kv_lens[b]; ++j) {
+                const size_t row = (size_t(p.kv_page_indices[p.kv_indptr[b] + j / ps]) * ps + j % ps) * rowb;
+                if (off + rowb > block.size()) off = (off * 7 + 64) % (block.size() - rowb);
+                std::memcpy(&p.kv[row], &block[off], rowb);
+                off += rowb;
+            }
+        return p;
+    }
+    for (int b = 0; b < B; ++b)
+        for (int j = 0; j < p.kv_lens[b]; ++j) {
+            const size_t row = (size_t(p.kv_page_indices[p.kv_indptr[b] + j / ps]) * ps + j % ps) * 576;
+            for (int d = 0; d < 576; ++d) {
+                if (kv8) p.kv[row + d] = uint8_t(val(true));
+                else {
+                    const uint16_t h = f32_to_bf16(val(false));
+                    std::memcpy(&p.kv[2 * (row + d)], &h, 2);
+                }
+            }
+        }
+    return p;
+}
+
+inline mla_metadata_params plan_params_of(const Problem& p, const char* arch, int num_clusters) {
+    mla_metadata_params mp = MLA_METADATA_PARAMS_INIT;
+    mp.arch = arch;
+    mp.num_clusters = num_clusters;
+    mp.batch_size = p.spec.batch;
+    mp.max_seqlen_qo = p.spec.qlen;
+    mp.num_heads = p.spec.heads;
+    mp.num_heads_k = 1;
+    mp.q_dtype = p.spec.q_dtype;
+    mp.kv_dtype = p.spec.kv_dtype;
+    mp.page_size = p.spec.page_size;
+    mp.causal = p.spec.causal ? 1 : 0;
+    return mp;
+}
+
+inline mla_host_problem host_problem_of(const Problem& p) {
+    mla_host_problem hp = MLA_HOST_PROBLEM_INIT;
+    hp.batch_size = p.spec.batch;
+    hp.num_heads = p.spec.heads;
+    hp.max_seqlen_q = p.spec.qlen;
+    hp.page_size = p.spec.page_size;
+    hp.num_pages = p.num_pages;
+    hp.causal = p.spec.causal ? 1 : 0;
+    hp.q_dtype = p.spec.q_dtype;
+    hp.kv_dtype = p.spec.kv_dtype;
+    hp.softmax_scale = p.spec.softmax_scale;
+    hp.q_scale = p.q_scale;
+    hp.kv_scale = p.kv_scale;
+    hp.q = p.q.data();
+    hp.q_stride_token = int64_t(p.spec.heads) * 576;
+    hp.q_stride_head = 576;
+    hp.kv_cache = p.kv.data();
+    hp.qo_indptr = p.qo_indptr.data();
+    hp.kv_indptr = p.kv_indptr.data();
+    hp.kv_page_indices = p.kv_page_indices.data();
+    hp.kv_last_page_lens = p.kv_last_page_lens.data();
+    hp.fp8_p_quant = 0;  // libmla's sm_90a kernels keep P in bf16 (docs/kernels.md)
+    return hp;
+}
+
+// Subproblem of requests `reqs` (their q rows copied; the KV cache shared) for a fast reference.
+struct SubProblem {
+    std::vector<uint8_t> q;
+    std::vector<int32_t> qo_indptr, kv_indptr, kv_page_indices, kv_last_page_lens;
+    std::vector<int> rows;  // original token row of each sub row
+};
+inline SubProblem sub_problem(const Problem& p, const std::vector<int>& reqs) {
+    SubProblem s;
+    const size_t rowb = size_t(p.spec.heads) * 576 * p.q_esize();
+    s.qo_indptr.push_back(0);
+    s.kv_indptr.push_back(0);
+    for (int b : reqs) {
+        for (int t = p.qo_indptr[b]; t < p.qo_indptr[b + 1]; ++t) {
+            s.q.insert(s.q.end(), p.q.begin() + t * rowb, p.q.begin() + (t + 1) * rowb);
+            s.rows.push_back(t);
+        }
+        s.qo_indptr.push_back(int(s.rows.size()));
+        for (int i = p.kv_indptr[b]; i < p.kv_indptr[b + 1]; ++i) s.kv_page_indices.push_back(p.kv_page_indices[i]);
+        s.kv_indptr.push_back(int(s.kv_page_indices.size()));
+        s.kv_last_page_lens.push_back(p.kv_last_page_lens[b]);
+    }
+    return s;
+}
+
+// CPU reference (mla_decode_reference) of requests `reqs`, scattered into full-size arrays
+// out [total_q, H, 512] / lse [total_q, H] (rows of other requests untouched).
+inline mla_status reference_subset(const Problem& p, const std::vector<int>& reqs, std::vector<float>& out,
+                                   std::vector<float>& lse) {
+    const SubProblem s = sub_problem(p, reqs);
+    mla_host_problem hp = host_problem_of(p);
+    hp.batch_size = int(reqs.size());
+    hp.q = s.q.data();
+    hp.qo_indptr = s.qo_indptr.data();
+    hp.kv_indptr = s.kv_indptr.data();
+    hp.kv_page_indices = s.kv_page_indices.data();
+    hp.kv_last_page_lens = s.kv_last_page_lens.data();
+    const size_t H = p.spec.heads;
+    std::vector<float> o(s.rows.size() * H * 512), l(s.rows.size() * H);
+    const mla_status st = mla_decode_reference(&hp, o.data(), l.data());
+    if (st != MLA_SUCCESS) return st;
+    out.resize(size_t(p.total_q) * H * 512, 0.f);
+    lse.resize(size_t(p.total_q) * H, 0.f);
+    for (size_t i = 0; i < s.rows.size(); ++i) {
+        std::copy(o.begin() + i * H * 512, o.begin() + (i + 1) * H * 512, out.begin() + size_t(s.rows[i]) * H * 512);
+        std::copy(l.begin() + i * H, l.begin() + (i + 1) * H, lse.begin() + size_t(s.rows[i]) * H);
+    }
+    return MLA_SUCCESS;
+}
+
+// ---- device run ----
+struct DeviceRun {
+    mla_context* ctx = nullptr;
+    std::vector<void*> allocs;
+    mla_decode_args args = MLA_DECODE_ARGS_INIT;
+    mla_metadata_params mp = MLA_METADATA_PARAMS_INIT;
+    mla_metadata_buffers plan{};
+    mla_metadata_sizes sizes{};
+    mla_plan_summary summary{};
+    int32_t* error_flag = nullptr;
+    std::string error;
+
+    ~DeviceRun() {
+        for (void* a : allocs) mla_device_free(ctx, a);
+    }
+    void* alloc(size_t bytes) {
+        void* d = nullptr;
+        if (mla_device_malloc(ctx, &d, std::max<size_t>(bytes, 256)) != MLA_SUCCESS) return nullptr;
+        allocs.push_back(d);
+        return d;
+    }
+    template <class T>
+    T* upload(const std::vector<T>& v) {
+        T* d = static_cast<T*>(alloc(v.size() * sizeof(T)));
+        if (d && !v.empty() && mla_memcpy_htod(ctx, d, v.data(), v.size() * sizeof(T), nullptr) != MLA_SUCCESS)
+            return nullptr;
+        return d;
+    }
+    bool fail(const char* what, mla_status st) {
+        error = std::string(what) + ": " + mla_status_string(st) + ": " + mla_last_error();
+        return false;
+    }
+
+    // Plans on the host, uploads everything, fills args. false + error on failure.
+    bool setup(mla_context* c, const Problem& p) {
+        ctx = c;
+        mp = plan_params_of(p, mla_context_arch(ctx), mla_context_num_cus(ctx));
+        sizes.struct_size = sizeof sizes;
+        mla_status st = mla_metadata_info(&mp, &sizes);
+        if (st) return fail("mla_metadata_info", st);
+        // host plan buffers
+        std::vector<uint64_t> wm(size_t(std::max<int64_t>(sizes.work_metadata_len, 2)));
+        std::vector<int32_t> wi(size_t(sizes.work_indptr_len)), ws(size_t(sizes.work_info_set_rows) * 8),
+            ri(size_t(sizes.reduce_indptr_len)), rf(size_t(sizes.reduce_final_map_rows) * 2),
+            rp(size_t(std::max<int64_t>(sizes.reduce_partial_map_len, 1)));
+        int32_t* d_wi = static_cast<int32_t*>(alloc(wi.size() * 4));
+        int32_t* d_ws = static_cast<int32_t*>(alloc(ws.size() * 4));
+        mla_metadata_buffers hb{};
+        hb.struct_size = sizeof hb;
+        hb.work_metadata = wm.data();
+        hb.work_metadata_len = int64_t(wm.size());
+        hb.work_indptr = wi.data();
+        hb.work_indptr_len = int64_t(wi.size());
+        hb.work_info_set = ws.data();
+        hb.work_info_set_rows = sizes.work_info_set_rows;
+        hb.reduce_indptr = ri.data();
+        hb.reduce_indptr_len = int64_t(ri.size());
+        hb.reduce_final_map = rf.data();
+        hb.reduce_final_map_rows = sizes.reduce_final_map_rows;
+        hb.reduce_partial_map = rp.data();
+        hb.reduce_partial_map_len = int64_t(rp.size());
+        summary.struct_size = sizeof summary;
+        st = mla_plan_metadata(&mp, p.qo_indptr.data(), p.kv_indptr.data(), p.kv_last_page_lens.data(), &hb,
+                               d_wi, d_ws, &summary);
+        if (st) return fail("mla_plan_metadata", st);
+        plan = hb;
+        plan.work_metadata = static_cast<uint64_t*>(alloc(wm.size() * 8));
+        plan.work_indptr = d_wi;
+        plan.work_info_set = d_ws;
+        plan.reduce_indptr = upload(ri);
+        plan.reduce_final_map = upload(rf);
+        plan.reduce_partial_map = upload(rp);
+        if (mla_memcpy_htod(ctx, plan.work_metadata, wm.data(), wm.size() * 8, nullptr) ||
+            mla_memcpy_htod(ctx, d_wi, wi.data(), wi.size() * 4, nullptr) ||
+            mla_memcpy_htod(ctx, d_ws, ws.data(), ws.size() * 4, nullptr))
+            return fail("upload plan", MLA_ERROR_LAUNCH);
+
+        mla_decode_args& a = args;
+        a = MLA_DECODE_ARGS_INIT;
+        a.q_dtype = p.spec.q_dtype;
+        a.kv_dtype = p.spec.kv_dtype;
+        a.batch_size = p.spec.batch;
+        a.num_heads = p.spec.heads;
+        a.max_seqlen_q = p.spec.qlen;
+        a.total_q = p.total_q;
+        a.page_size = p.spec.page_size;
+        a.num_pages = p.num_pages;
+        a.causal = p.spec.causal;
+        a.softmax_scale = p.spec.softmax_scale;
+        a.q_scale = upload(std::vector<float>{p.q_scale});
+        a.kv_scale = upload(std::vector<float>{p.kv_scale});
+        a.q = upload(p.q);
+        a.kv_cache = upload(p.kv);
+        a.qo_indptr = upload(p.qo_indptr);
+        a.kv_indptr = upload(p.kv_indptr);
+        a.kv_last_page_lens = upload(p.kv_last_page_lens);
+        if (p.spec.block_table) {
+            a.block_table = upload(p.block_table);
+            a.block_table_stride = std::max(1, p.max_pages);
+        } else {
+            a.kv_page_indices = upload(p.kv_page_indices);
+            a.num_page_indices = int64_t(p.kv_page_indices.size());
+        }
+        const size_t H = p.spec.heads;
+        a.out = alloc(size_t(p.total_q) * H * 512 * 2);
+        a.lse = p.spec.lse ? static_cast<float*>(alloc(size_t(p.total_q) * H * 4)) : nullptr;
+        a.plan = &plan;
+        a.plan_params = &mp;
+        a.workspace = alloc(size_t(sizes.workspace_bytes));
+        a.workspace_bytes = size_t(sizes.workspace_bytes);
+        error_flag = static_cast<int32_t*>(alloc(4));
+        a.error_flag = error_flag;
+        if (!a.q || !a.kv_cache || !a.out || !error_flag) return fail("device allocation", MLA_ERROR_LAUNCH);
+        // poison the outputs: every row must be written
+        mla_memset_d8(ctx, a.out, 0xff, size_t(p.total_q) * H * 512 * 2, nullptr);
+        if (a.lse) mla_memset_d8(ctx, a.lse, 0xff, size_t(p.total_q) * H * 4, nullptr);
+        mla_memset_d8(ctx, error_flag, 0, 4, nullptr);
+        return true;
+    }
+
+    bool launch() {
+        const mla_status st = mla_decode_fwd(ctx, &args, nullptr);
+        return st == MLA_SUCCESS ? true : fail("mla_decode_fwd", st);
+    }
+
+    // Reads out (as float), lse and the error flag back.
+    bool fetch(const Problem& p, std::vector<float>& out, std::vector<float>& lse, int32_t& flag) {
+        const size_t H = p.spec.heads, n = size_t(p.total_q) * H * 512;
+        std::vector<uint16_t> ob(n);
+        mla_status st = mla_stream_synchronize(ctx, nullptr);
+        if (st) return fail("decode kernels", st);
+        if (n && mla_memcpy_dtoh(ctx, ob.data(), args.out, n * 2, nullptr)) return fail("copy out", MLA_ERROR_LAUNCH);
+        out.resize(n);
+        for (size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(ob[i]);
+        lse.assign(size_t(p.total_q) * H, NAN);
+        if (args.lse && !lse.empty() && mla_memcpy_dtoh(ctx, lse.data(), args.lse, lse.size() * 4, nullptr))
+            return fail("copy lse", MLA_ERROR_LAUNCH);
+        if (mla_memcpy_dtoh(ctx, &flag, error_flag, 4, nullptr)) return fail("copy error flag", MLA_ERROR_LAUNCH);
+        return true;
+    }
+};
+
+// ---- comparison (FlashMLA's rule: an element passes if abs err < abs_tol OR rel err < rel_tol;
+// -inf / NaN positions must match) ----
+struct Tolerance {
+    double out_abs = 8e-4, out_rel = 2.01 / 128, lse_abs = 1e-6, lse_rel = 8.01 / 65536;
+};
+struct CompareResult {
+    long checked = 0, bad_out = 0, bad_lse = 0, nonfinite_out = 0;
+    double max_abs = 0, max_rel_lse = 0;
+    std::string first_bad;
+    bool ok() const { return bad_out == 0 && bad_lse == 0 && nonfinite_out == 0; }
+};
+inline bool close(double got, double want, double abs_tol, double rel_tol) {
+    if (std::isinf(want) || std::isinf(got)) return got == want;
+    if (std::isnan(want) || std::isnan(got)) return false;
+    const double e = std::fabs(got - want);
+    return e < abs_tol || e < rel_tol * std::fabs(want);
+}
+inline void compare_rows(const Problem& p, const std::vector<int>& rows, const std::vector<float>& out,
+                         const std::vector<float>& lse, const std::vector<float>& rout,
+                         const std::vector<float>& rlse, const Tolerance& tol, CompareResult& r) {
+    const size_t H = p.spec.heads;
+    for (int t : rows)
+        for (size_t h = 0; h < H; ++h) {
+            const size_t i = size_t(t) * H + h;
+            for (size_t d = 0; d < 512; ++d) {
+                const double g = out[i * 512 + d], w = rout[i * 512 + d];
+                ++r.checked;
+                if (!std::isfinite(g)) ++r.nonfinite_out;
+                r.max_abs = std::max(r.max_abs, std::fabs(g - w));
+                if (!close(g, w, tol.out_abs, tol.out_rel)) {
+                    if (!r.bad_out && r.first_bad.empty())
+                        r.first_bad = "out[" + std::to_string(t) + "," + std::to_string(h) + "," + std::to_string(d) +
+                                      "] = " + std::to_string(g) + ", reference " + std::to_string(w);
+                    ++r.bad_out;
+                }
+            }
+            if (p.spec.lse) {
+                const double g = lse[i], w = rlse[i];
+                if (std::isfinite(w) && std::isfinite(g))
+                    r.max_rel_lse = std::max(r.max_rel_lse, std::fabs(g - w) / std::max(1e-30, std::fabs(w)));
+                if (!close(g, w, tol.lse_abs, tol.lse_rel)) {
+                    if (r.first_bad.empty())
+                        r.first_bad = "lse[" + std::to_string(t) + "," + std::to_string(h) + "] = " +
+                                      std::to_string(g) + ", reference " + std::to_string(w);
+                    ++r.bad_lse;
+                }
+            }
+        }
+}
+
+// FlashMLA's counts (anchors.md §1.4): bytes = b (s_q h d 2 + s_k 576 e_kv + s_q h 512 2) with the
+// mean s_k, FLOPs = b h s_q (2 d s_k + 2 s_k 512). Per-request sums here (ragged inputs).
+inline double problem_bytes(const Problem& p) {
+    double kv = 0;
+    for (int n : p.kv_lens) kv += n;
+    return kv * 576 * p.kv_esize() + double(p.total_q) * p.spec.heads * (576 * p.q_esize() + 512 * 2);
+}
+inline double problem_flops(const Problem& p) {
+    double f = 0;
+    for (int b = 0; b < p.spec.batch; ++b)
+        f += double(p.qo_indptr[b + 1] - p.qo_indptr[b]) * p.spec.heads * p.kv_lens[b] * 2.0 * (576 + 512);
+    return f;
+}
+
+}  // namespace mla_tool
