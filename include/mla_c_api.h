@@ -213,6 +213,94 @@ typedef struct mla_timer mla_timer;
 MLA_API mla_status mla_timer_start(mla_context* ctx, void* stream, mla_timer** timer);
 MLA_API mla_status mla_timer_stop_ms(mla_context* ctx, mla_timer* timer, float* ms);
 
+/* ==== BEGIN AMD (issue 7) ==================================================================== */
+/* Stage 1 of MLA decode on AMD GPUs with aiter's own code objects (the code-object root is an
+ * aiter installation's hsa/ folder, see docs/amd.md): the equivalent of aiter's
+ * mla_decode_stage1_asm_fwd (gfx942, gfx950, gfx1250 page 64) and mla_ps1_fp8_asm_fwd (gfx1250
+ * page 1, persistent). libmla has no AMD reducer: split partials (num_splits > 1, or split works
+ * of a persistent plan) must be merged by aiter's mla_reduce_v1 / stage-2 kernel.
+ * All pointers are device pointers; strides are in elements. Validates everything before
+ * loading or launching; allocates nothing, never synchronises. */
+typedef struct mla_amd_stage1_args {
+    size_t struct_size;
+    mla_dtype q_dtype;            /* bf16 or fp8 (gfx942: fp8_fnuz; gfx950/gfx1250: fp8 e4m3fn)     */
+    mla_dtype kv_dtype;           /* bf16, fp8 as q, or byte (DeepSeek-V3.2, bf16 Q, gfx942/950)     */
+    int32_t batch_size;           /* B: qo_indptr / kv_indptr have B + 1 entries                   */
+    int32_t num_heads;            /* query heads per request as laid out in q (post-fold when the
+                                     caller folded heads for a persistent plan)                   */
+    int32_t nhead_kv;             /* must be 1 (absorbed MLA)                                      */
+    int32_t max_seqlen_q;         /* L: query tokens per request                                   */
+    int32_t page_size;            /* tokens per page, power of two (gfx1250: 64 asm, 1 PS1)         */
+    int32_t causal;
+    int32_t persistent;           /* 1: planner-driven (work_meta_data / work_indptr); 0: split-KV */
+    float softmax_scale;          /* > 0                                                           */
+    const void* q;                /* [total_q, num_heads, 576]                                     */
+    int64_t q_stride_token;       /* 0 = num_heads * q_stride_head; must equal it                  */
+    int64_t q_stride_head;        /* 0 = 576; gfx1250 page-64 route: >= 576 (padded rows, e.g. 768
+                                     fp8 bytes); every other route: 576                           */
+    const void* kv_cache;         /* [num_pages, page_size, 1, 576] (byte KV: its packed pages)     */
+    int64_t kv_stride_page;       /* 0 = page_size * 576 (byte KV: required, in bytes)              */
+    int64_t num_pages;            /* pages in kv_cache (PS1: the kernel's bound on page ids)        */
+    const int32_t* qo_indptr;     /* [B + 1]                                                       */
+    const int32_t* kv_indptr;     /* [B + 1] pages                                                 */
+    const int32_t* kv_page_indices; /* [num_page_indices]                                          */
+    int64_t num_page_indices;     /* length of kv_page_indices (PS1: the kernel's bound)           */
+    const int32_t* kv_last_page_lens; /* [B] (not read by PS1, may be NULL there)                  */
+    /* non-persistent: */
+    const int32_t* num_kv_splits_indptr; /* [B + 1] = b * num_splits                               */
+    /* persistent: */
+    const uint64_t* work_meta_data; /* [2] addresses of work_indptr and work_info_set (gfx942/950) */
+    const int32_t* work_indptr;   /* [num_clusters + 1]: the grid is work_indptr_len - 1 workgroups */
+    int64_t work_indptr_len;
+    const int32_t* work_info_set; /* [works][8] (read by PS1; gfx942/950 read it via work_meta_data) */
+    /* outputs: */
+    void* split_data;             /* partials: persistent [partial rows * L, 1, H, 512] fp32;
+                                     non-persistent [total_q, num_splits, H, 512], fp32, or bf16
+                                     (written as the final output) when num_splits == 1          */
+    int32_t num_splits;           /* split_data.size(1): persistent 1; non-persistent >= 1         */
+    mla_dtype split_dtype;        /* MLA_DTYPE_FP32, or MLA_DTYPE_BF16 as above                    */
+    float* split_lse;             /* partial LSE, [rows, num_splits, H] fp32                       */
+    void* output;                 /* [total_q, H, 512] bf16 (persistent: unsplit works write it)   */
+    float* lse;                   /* [total_q, H] fp32 final LSE or NULL (persistent: selects the
+                                     LSE-writing kernel; gfx1250 asm: must be NULL)               */
+    const float* q_scale;         /* [1] fp32; required with fp8 Q                                 */
+    const float* kv_scale;        /* [1] fp32; required with fp8 Q; optional with bf16 Q, fp8 KV   */
+    /* round-robin context parallel: g_kv_indptr given selects the cprr kernels */
+    const int32_t* g_kv_indptr;   /* [B + 1] global KV lengths, or NULL                            */
+    int32_t cp_world_size;        /* >= 1                                                          */
+    int32_t cp_rank;              /* 0 <= cp_rank < cp_world_size                                  */
+    /* gfx1250 page-64 (packed argument ABI): */
+    int32_t* valid_split_count;   /* [B] int32 scratch, required on gfx1250 page 64                */
+    int32_t use_valid_split_count_reduce;
+} mla_amd_stage1_args;
+#define MLA_AMD_STAGE1_ARGS_INIT                                                                  \
+    {sizeof(mla_amd_stage1_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 1, 1, 1, 1, 0.0f,    \
+     NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, 1,          \
+     MLA_DTYPE_FP32, NULL, NULL, NULL, NULL, NULL, NULL, 1, 0, NULL, 0}
+
+/* Launches one stage-1 decode kernel of aiter's tables on `stream` (hipStream_t, NULL = default).
+ * Route (docs/amd.md): gfx942/gfx950 and gfx1250 non-persistent -> table mla_asm, key from the
+ * asm remap (aiter asm_mla.cu, §5.3; mla_decode_asm_query gives the same answer); gfx1250
+ * persistent -> table mla_dsl (PS1 FP8 code objects, key as mla_ps1_fp8_asm_query with
+ * cprr = cp_world_size > 1), launched with the row's dyn_lds bytes of dynamic LDS.
+ * The kernel comes from the row's co_name (file) and knl_name (mangled symbol); arguments are
+ * passed as one packed block (hipModuleLaunchKernel "extra" form):
+ *   gfx942/gfx950: 368 bytes of 16-byte slots, 256 threads, grid persistent
+ *     (work_indptr_len - 1, 1, 1), else (ceil(L*H / sub_Q), B, num_splits);
+ *   gfx1250 page 64: the 120-byte packed ABI, 128 threads, grid (1, B, num_splits), 128 heads
+ *     (2, B, num_splits);
+ *   gfx1250 PS1: docs/amd.md (inferred layout), grid (work_indptr_len - 1, 1, 1).
+ * MLA_ERROR_INVALID_ARGUMENT: null ctx/args/required pointer, nhead_kv != 1, bad dtype for the
+ * arch, fp8 Q without both scales, cp_rank outside [0, cp_world_size), strides or sizes that
+ * disagree or overflow the kernel's 32-bit fields, split_dtype that does not match num_splits.
+ * MLA_ERROR_UNSUPPORTED_SHAPE: the context is not an AMD arch; the remap rejects the request.
+ * MLA_ERROR_NO_KERNEL: no table row for the key (the message gives it). MLA_ERROR_TABLE: a
+ * malformed row (dyn_lds, launch_threads). MLA_ERROR_CODE_OBJECT: the row's file is missing or
+ * rejected (the message names the path). MLA_ERROR_LAUNCH: the runtime refused the launch. */
+MLA_API mla_status mla_amd_decode_stage1(mla_context* ctx, const mla_amd_stage1_args* args,
+                                         void* stream);
+/* ==== END AMD ================================================================================ */
+
 /* ==== BEGIN ROUTING (issue 3) ================================================================ */
 /* Device-free routing. Rules reproduce aiter (csrc/include/mla_decode_shape.h, asm_mla.cu, see
  * docs/routing.md) for gfx942/gfx950/gfx1250 and libmla's own rules for sm_90a. */

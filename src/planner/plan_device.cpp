@@ -11,9 +11,7 @@
 
 namespace mla::plan {
 
-// Fills the kernel params of a device plan; throws like mla_plan_metadata_device.
-mla_meta_params device_params(const Setup& s, const int32_t* qo, const int32_t* kv,
-                              const int32_t* last, const mla_metadata_buffers& b) {
+void check_device_plan(const Setup& s, const int32_t* qo, const int32_t* kv, const int32_t* last) {
     const mla_v12_config& c = s.cfg;
     if (s.planner != MLA_PLANNER_V1_2)
         MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE,
@@ -29,6 +27,13 @@ mla_meta_params device_params(const Setup& s, const int32_t* qo, const int32_t* 
     MLA_CHECK_ARG(qo != nullptr, "qo_indptr is NULL");
     MLA_CHECK_ARG(kv != nullptr, "kv_indptr is NULL");
     MLA_CHECK_ARG(last != nullptr || c.num_batches == 0, "kv_last_page_lens is NULL");
+}
+
+// Fills the kernel params of a device plan; throws like mla_plan_metadata_device.
+mla_meta_params device_params(const Setup& s, const int32_t* qo, const int32_t* kv,
+                              const int32_t* last, const mla_metadata_buffers& b) {
+    check_device_plan(s, qo, kv, last);
+    const mla_v12_config& c = s.cfg;
     mla_meta_params p;
     std::memset(&p, 0, sizeof(p));
     p.qo_indptr = qo;
@@ -66,6 +71,7 @@ extern "C" MLA_API mla_status mla_plan_metadata_device(mla_context* ctx,
         MLA_CHECK_ARG(ctx->arch == route::arch_name(s.arch),
                       "params->arch is " << s.params.arch << " but the context's device is "
                                          << ctx->arch);
+        plan::check_device_plan(s, qo_indptr, kv_indptr, kv_last_page_lens);
         const mla_metadata_buffers b = plan::check_buffers(s, buffers);
         const mla_meta_params p = plan::device_params(s, qo_indptr, kv_indptr, kv_last_page_lens, b);
         const reg::Row& row = context_row(ctx, "mla_meta", {{"kind", "v1_2"}});

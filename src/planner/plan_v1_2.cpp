@@ -11,7 +11,11 @@ namespace mla::plan {
 
 void plan_v1_2(const Setup& s, const int32_t* qo, const int32_t* kv, const int32_t* last,
                const mla_metadata_buffers& buf) {
-    const mla_v12_config& c = s.cfg;
+    plan_v1_2_config(s.cfg, qo, kv, last, buf);
+}
+
+void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32_t* kv,
+                      const int32_t* last, const mla_metadata_buffers& buf) {
     const int32_t B = c.num_batches, C = c.num_clusters;
 
     // Phase 1: per request, its first position R[b] and first global tile TR[b].

@@ -42,6 +42,10 @@ void validate_inputs(const Setup& s, const int32_t* qo_indptr, const int32_t* kv
 // Host planners. Inputs already validated, buffers checked. work_metadata gets (md0, md1).
 void plan_v1_2(const Setup& s, const int32_t* qo_indptr, const int32_t* kv_indptr,
                const int32_t* kv_last_page_lens, const mla_metadata_buffers& b);
+// The v1_2 host planner from the resolved config alone (what the device planner receives); the
+// test double of the device kernel runs this on the fake runtime.
+void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo_indptr, const int32_t* kv_indptr,
+                      const int32_t* kv_last_page_lens, const mla_metadata_buffers& b);
 void plan_v1_0(const Setup& s, const int32_t* qo_indptr, const int32_t* kv_indptr,
                const int32_t* kv_last_page_lens, const mla_metadata_buffers& b);
 void plan_v1_1(const Setup& s, const int32_t* qo_indptr, const int32_t* kv_indptr,
@@ -53,6 +57,8 @@ void update_plan(const Setup& s, const int32_t* new_kv_indptr, const int32_t* nu
 
 // Kernel params of a device plan (plan_device.cpp) [UNSUPPORTED_SHAPE: not v1_2, batch or
 // clusters beyond the kernel's limits; INVALID_ARGUMENT: null inputs].
+void check_device_plan(const Setup& s, const int32_t* qo_indptr, const int32_t* kv_indptr,
+                       const int32_t* kv_last_page_lens);
 mla_meta_params device_params(const Setup& s, const int32_t* qo_indptr, const int32_t* kv_indptr,
                               const int32_t* kv_last_page_lens, const mla_metadata_buffers& b);
 

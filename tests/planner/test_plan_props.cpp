@@ -114,3 +114,37 @@ TEST_CASE("v1_0 and v1_1 plans keep the coverage and reduce invariants", "[plann
     }
     CHECK(checked > 500);
 }
+
+#include "ref_helpers.h"
+
+TEST_CASE("executing random plans equals the direct reference to fp32 rounding",
+          "[planner][props][reference]") {
+    std::mt19937 rng(99);
+    const int kHeads[] = {8, 16, 20, 64, 100, 128};
+    int ran = 0;
+    for (int iter = 0; iter < 120; ++iter) {
+        const int ps = 1 << (rng() % 7);
+        const int L = 1 + int(rng() % 4);
+        const int H = kHeads[rng() % 6];
+        const int B = 1 + int(rng() % 5);
+        const int64_t max_n = H >= 64 ? 60 : 250;
+        std::vector<int32_t> q(B);
+        std::vector<int64_t> n(B);
+        for (int b = 0; b < B; ++b) {
+            q[b] = int32_t(rng() % (L + 1));
+            n[b] = rng() % 5 == 0 ? 0 : int64_t(rng() % max_n);
+        }
+        q[0] = L;
+        reftest::Case c = reftest::random_case(q, n, ps, H, uint32_t(iter));
+        c.causal = int(rng() % 3 != 0);
+        mla_metadata_params p = reftest::params_of(c);
+        p.num_clusters = int(1 + rng() % 12);
+        p.kv_granularity = 1 << (rng() % 5);
+        INFO("iter " << iter << " B " << B << " L " << L << " H " << H << " ps " << ps);
+        const reftest::Result d = reftest::direct(c), e = reftest::executed(c, p);
+        REQUIRE(reftest::max_rel_diff(e.out, d.out) < 1e-5);
+        REQUIRE(reftest::max_rel_diff(e.lse, d.lse) < 1e-5);
+        ++ran;
+    }
+    CHECK(ran == 120);
+}

@@ -168,7 +168,8 @@ int cmd_run(int argc, char** argv) {
         mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
         const mla_status st = mla_context_create(&o, &ctx);
         if (st == MLA_ERROR_RUNTIME_UNAVAILABLE || st == MLA_ERROR_NO_DEVICE) {
-            std::printf("mla run: no CUDA device (%s).\n", mla_last_error());
+            const std::string why = mla_last_error();
+            std::printf("mla run: no CUDA device (%s).\n", why.substr(0, why.find('\n')).c_str());
             ctx = nullptr;
         } else if (st) {
             std::fprintf(stderr, "mla run: mla_context_create: %s: %s\n", mla_status_string(st), mla_last_error());

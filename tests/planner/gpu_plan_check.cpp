@@ -1,0 +1,228 @@
+// gpu_plan_check.cpp - the device planner on a real GPU (meson test `gpu_plan`), public C API
+// only: a random sweep comparing mla_plan_metadata_device with mla_plan_metadata byte for byte
+// (all six buffers, both pre-filled with the same byte pattern), then the device plan time for
+// 1536 requests. Exit 77 (skipped) without a CUDA driver or device.
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "mla_c_api.h"
+
+namespace {
+
+constexpr unsigned char kFill = 0xA5;
+
+#define CHECK_OK(call)                                                                      \
+    do {                                                                                    \
+        const mla_status st_ = (call);                                                      \
+        if (st_ != MLA_SUCCESS) {                                                           \
+            std::fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call,        \
+                         mla_status_string(st_), mla_last_error());                         \
+            return false;                                                                   \
+        }                                                                                   \
+    } while (0)
+
+struct Batch {
+    std::vector<int32_t> qo, kv, last;
+};
+
+Batch random_batch(std::mt19937& rng, int B, int L, int ps, bool varlen) {
+    Batch b;
+    b.qo.push_back(0);
+    b.kv.push_back(0);
+    for (int i = 0; i < B; ++i) {
+        const int q = varlen ? int(rng() % (L + 1)) : L;
+        int64_t n;
+        switch (rng() % 6) {
+        case 0: n = 0; break;
+        case 1: n = 1 + rng() % 16; break;
+        case 2: n = 200000; break;
+        default: n = rng() % 8192;
+        }
+        const int pages = int((n + ps - 1) / ps);
+        b.qo.push_back(b.qo.back() + q);
+        b.kv.push_back(b.kv.back() + pages);
+        b.last.push_back(pages ? int(n - int64_t(pages - 1) * ps) : ps);
+    }
+    return b;
+}
+
+struct DevBuf {
+    mla_context* ctx = nullptr;
+    void* p = nullptr;
+    size_t bytes = 0;
+    ~DevBuf() {
+        if (p) mla_device_free(ctx, p);
+    }
+};
+
+// One case: host vs device plan. Returns false on any difference or error.
+bool one_case(mla_context* ctx, const mla_metadata_params& prm, const Batch& b, int iter) {
+    mla_metadata_sizes z{};
+    z.struct_size = sizeof(z);
+    CHECK_OK(mla_metadata_info(&prm, &z));
+    const size_t bytes[6] = {size_t(z.work_metadata_len) * 8, size_t(z.work_indptr_len) * 4,
+                             size_t(z.work_info_set_rows) * 32, size_t(z.reduce_indptr_len) * 4,
+                             size_t(z.reduce_final_map_rows) * 8,
+                             size_t(z.reduce_partial_map_len) * 4};
+    DevBuf d[6], in[3];
+    std::vector<unsigned char> host[6], back[6];
+    for (int i = 0; i < 6; ++i) {
+        d[i].ctx = ctx;
+        d[i].bytes = bytes[i] ? bytes[i] : 4;
+        CHECK_OK(mla_device_malloc(ctx, &d[i].p, d[i].bytes));
+        CHECK_OK(mla_memset_d8(ctx, d[i].p, kFill, d[i].bytes, nullptr));
+        host[i].assign(d[i].bytes, kFill);
+        back[i].assign(d[i].bytes, 0);
+    }
+    const std::vector<int32_t>* src[3] = {&b.qo, &b.kv, &b.last};
+    for (int i = 0; i < 3; ++i) {
+        in[i].ctx = ctx;
+        in[i].bytes = src[i]->size() * 4 + 4;
+        CHECK_OK(mla_device_malloc(ctx, &in[i].p, in[i].bytes));
+        CHECK_OK(mla_memcpy_htod(ctx, in[i].p, src[i]->data(), src[i]->size() * 4, nullptr));
+    }
+    auto fill = [&](mla_metadata_buffers& m, bool dev) {
+        m.struct_size = sizeof(m);
+        auto ptr = [&](int i) { return dev ? d[i].p : static_cast<void*>(host[i].data()); };
+        m.work_metadata = static_cast<uint64_t*>(ptr(0));
+        m.work_metadata_len = z.work_metadata_len;
+        m.work_indptr = static_cast<int32_t*>(ptr(1));
+        m.work_indptr_len = z.work_indptr_len;
+        m.work_info_set = static_cast<int32_t*>(ptr(2));
+        m.work_info_set_rows = z.work_info_set_rows;
+        m.reduce_indptr = static_cast<int32_t*>(ptr(3));
+        m.reduce_indptr_len = z.reduce_indptr_len;
+        m.reduce_final_map = static_cast<int32_t*>(ptr(4));
+        m.reduce_final_map_rows = z.reduce_final_map_rows;
+        m.reduce_partial_map = static_cast<int32_t*>(ptr(5));
+        m.reduce_partial_map_len = z.reduce_partial_map_len;
+    };
+    mla_metadata_buffers hm{}, dm{};
+    fill(hm, false);
+    fill(dm, true);
+    CHECK_OK(mla_plan_metadata(&prm, b.qo.data(), b.kv.data(), b.last.data(), &hm, d[1].p, d[2].p,
+                               nullptr));
+    CHECK_OK(mla_plan_metadata_device(ctx, &prm, static_cast<int32_t*>(in[0].p),
+                                      static_cast<int32_t*>(in[1].p),
+                                      static_cast<int32_t*>(in[2].p), &dm, nullptr));
+    CHECK_OK(mla_stream_synchronize(ctx, nullptr));
+    const char* names[6] = {"work_metadata", "work_indptr", "work_info_set", "reduce_indptr",
+                            "reduce_final_map", "reduce_partial_map"};
+    bool same = true;
+    for (int i = 0; i < 6; ++i) {
+        CHECK_OK(mla_memcpy_dtoh(ctx, back[i].data(), d[i].p, d[i].bytes, nullptr));
+        if (back[i] != host[i]) {
+            size_t at = 0;
+            while (back[i][at] == host[i][at]) ++at;
+            std::fprintf(stderr,
+                         "case %d (B %d L %d H %d ps %d gran %d cap %d causal %d): %s differs at "
+                         "byte %zu (int32 %zu)\n",
+                         iter, prm.batch_size, prm.max_seqlen_qo, prm.num_heads, prm.page_size,
+                         prm.kv_granularity, prm.max_split_per_batch, prm.causal, names[i], at,
+                         at / 4);
+            same = false;
+        }
+    }
+    return same;
+}
+
+}  // namespace
+
+int main() {
+    mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
+    mla_context* ctx = nullptr;
+    const mla_status st = mla_context_create(&o, &ctx);
+    if (st == MLA_ERROR_RUNTIME_UNAVAILABLE || st == MLA_ERROR_NO_DEVICE) {
+        std::printf("gpu_plan: skipped (%s: %s)\n", mla_status_string(st), mla_last_error());
+        return 77;
+    }
+    if (st != MLA_SUCCESS) {
+        std::fprintf(stderr, "mla_context_create: %s: %s\n", mla_status_string(st), mla_last_error());
+        return 1;
+    }
+    const char* arch = mla_context_arch(ctx);
+    const int cus = mla_context_num_cus(ctx);
+    std::printf("device %s, %d SMs\n", arch, cus);
+    std::mt19937 rng(2026);
+    const int heads[] = {8, 16, 32, 64, 96, 128};
+    int failures = 0, cases = 0;
+    for (int iter = 0; iter < 400; ++iter) {
+        mla_metadata_params p = MLA_METADATA_PARAMS_INIT;
+        p.arch = arch;
+        p.num_clusters = iter % 5 == 0 ? int(1 + rng() % 200) : 0;
+        p.batch_size = iter % 7 == 0 ? int(rng() % 8193) : int(rng() % 300);
+        p.max_seqlen_qo = 1 + int(rng() % 8);
+        p.num_heads = heads[rng() % 6];
+        p.page_size = 1 << (rng() % 11);
+        p.kv_granularity = 1 << (rng() % 9);
+        p.causal = int(rng() % 4 != 0);
+        p.max_split_per_batch = rng() % 4 == 0 ? int(1 + rng() % 8) : -1;
+        if (rng() % 3 == 0) p.kv_dtype = MLA_DTYPE_FP8_E4M3FN;
+        const Batch b = random_batch(rng, p.batch_size, p.max_seqlen_qo, p.page_size, rng() % 2);
+        ++cases;
+        if (!one_case(ctx, p, b, iter)) ++failures;
+    }
+    std::printf("gpu_plan: %d / %d random cases byte-identical\n", cases - failures, cases);
+
+    // Device plan time for 1536 requests (qlen 1 and MTP 2, 16 and 128 heads), events around
+    // 200 back-to-back launches.
+    const int shapes[][3] = {{16, 1, 1}, {128, 1, 1}, {16, 2, 64}, {128, 4, 1}};
+    for (const auto& s : shapes) {
+        mla_metadata_params p = MLA_METADATA_PARAMS_INIT;
+        p.arch = arch;
+        p.batch_size = 1536;
+        p.num_heads = s[0];
+        p.max_seqlen_qo = s[1];
+        p.page_size = s[2];
+        const Batch b = random_batch(rng, 1536, s[1], s[2], false);
+        mla_metadata_sizes z{};
+        z.struct_size = sizeof(z);
+        if (mla_metadata_info(&p, &z) != MLA_SUCCESS) return 1;
+        const size_t bytes[6] = {16, size_t(z.work_indptr_len) * 4, size_t(z.work_info_set_rows) * 32,
+                                 size_t(z.reduce_indptr_len) * 4, size_t(z.reduce_final_map_rows) * 8,
+                                 size_t(z.reduce_partial_map_len) * 4 + 4};
+        void* d[6];
+        void* in[3];
+        for (int i = 0; i < 6; ++i) mla_device_malloc(ctx, &d[i], bytes[i]);
+        const std::vector<int32_t>* src[3] = {&b.qo, &b.kv, &b.last};
+        for (int i = 0; i < 3; ++i) {
+            mla_device_malloc(ctx, &in[i], src[i]->size() * 4);
+            mla_memcpy_htod(ctx, in[i], src[i]->data(), src[i]->size() * 4, nullptr);
+        }
+        mla_metadata_buffers m{};
+        m.struct_size = sizeof(m);
+        m.work_metadata = static_cast<uint64_t*>(d[0]);
+        m.work_metadata_len = 2;
+        m.work_indptr = static_cast<int32_t*>(d[1]);
+        m.work_indptr_len = z.work_indptr_len;
+        m.work_info_set = static_cast<int32_t*>(d[2]);
+        m.work_info_set_rows = z.work_info_set_rows;
+        m.reduce_indptr = static_cast<int32_t*>(d[3]);
+        m.reduce_indptr_len = z.reduce_indptr_len;
+        m.reduce_final_map = static_cast<int32_t*>(d[4]);
+        m.reduce_final_map_rows = z.reduce_final_map_rows;
+        m.reduce_partial_map = static_cast<int32_t*>(d[5]);
+        m.reduce_partial_map_len = z.reduce_partial_map_len;
+        auto launch = [&] {
+            return mla_plan_metadata_device(ctx, &p, static_cast<int32_t*>(in[0]),
+                                            static_cast<int32_t*>(in[1]),
+                                            static_cast<int32_t*>(in[2]), &m, nullptr);
+        };
+        for (int i = 0; i < 10; ++i) launch();
+        mla_stream_synchronize(ctx, nullptr);
+        const int reps = 200;
+        mla_timer* t = nullptr;
+        mla_timer_start(ctx, nullptr, &t);
+        for (int i = 0; i < reps; ++i) launch();
+        float ms = 0;
+        mla_timer_stop_ms(ctx, t, &ms);
+        std::printf("device plan, 1536 requests, %3d heads, qlen %d, page %2d: %.2f us per plan\n",
+                    s[0], s[1], s[2], 1000.0 * ms / reps);
+        for (int i = 0; i < 6; ++i) mla_device_free(ctx, d[i]);
+        for (int i = 0; i < 3; ++i) mla_device_free(ctx, in[i]);
+    }
+    mla_context_destroy(ctx);
+    return failures ? 1 : 0;
+}

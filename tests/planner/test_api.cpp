@@ -1,0 +1,478 @@
+// test_api.cpp - buffer sizes (§3.2 and the split-cap sizing test of §8), bad arguments
+// (edge-cases.md §5: a status and no write), mla_update_metadata (§3.4) and the device
+// planner's launch through the fake CUDA runtime.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <sys/stat.h>
+
+#include "fake_runtime.h"
+#include "plan_helpers.h"
+#include "planner/planner.h"
+#include "ref_helpers.h"
+
+using namespace plantest;
+
+namespace {
+
+mla_metadata_params base(const char* arch, int B, int L, int H) {
+    mla_metadata_params p = MLA_METADATA_PARAMS_INIT;
+    p.arch = arch;
+    p.batch_size = B;
+    p.max_seqlen_qo = L;
+    p.num_heads = H;
+    return p;
+}
+
+bool untouched(const Plan& pl) {
+    for (uint64_t v : pl.md) if (v != 0) return false;
+    for (int32_t v : pl.work_indptr) if (v != kSentinel) return false;
+    for (int32_t v : pl.work_info) if (v != kSentinel) return false;
+    for (int32_t v : pl.reduce_indptr) if (v != kSentinel) return false;
+    for (int32_t v : pl.final_map) if (v != kSentinel) return false;
+    for (int32_t v : pl.partial_map) if (v != kSentinel) return false;
+    return true;
+}
+
+// Plans `b` with `p` and expects `want` with nothing written.
+void expect_rejected(const mla_metadata_params& p, const Batch& b, mla_status want,
+                     const char* what) {
+    Plan pl = alloc_plan(p);
+    INFO(what);
+    const mla_status st = run_plan(p, b, pl);
+    INFO(mla_last_error());
+    CHECK(st == want);
+    CHECK(std::string(mla_last_error()).size() > 10);
+    CHECK(untouched(pl));
+}
+
+}  // namespace
+
+TEST_CASE("sizes follow get_mla_metadata_info_v1", "[planner][sizes]") {
+    mla_metadata_params p = base("sm_90a", 64, 1, 16);
+    mla_metadata_sizes z = sizes_of(p);
+    CHECK(z.num_clusters == 132);
+    CHECK(z.kernel_num_heads == 16);
+    CHECK(z.qk_batch_ratio == 1);
+    CHECK(z.work_metadata_len == 2);
+    CHECK(z.work_indptr_len == 133);
+    CHECK(z.work_info_set_rows == 64 + 131);
+    CHECK(z.reduce_indptr_len == 65);
+    CHECK(z.reduce_final_map_rows == 64);
+    CHECK(z.reduce_partial_map_len == 64 + 131);  // min(B + C - 1, 2(C - 1)) * 1
+    CHECK(z.partial_rows == 131 + 64);            // (C - 1) + min(tiles, C - 1) fragments, T = 1
+    CHECK(z.workspace_bytes == (195 * 16 * 512 * 4 + 255) / 256 * 256 + 195 * 16 * 4);
+    // 128 heads fold into 2 x 64 on sm_90a; MTP 4 -> one-token tiles (64 / 64 = 1).
+    p = base("sm_90a", 8, 4, 128);
+    z = sizes_of(p);
+    CHECK(z.qk_batch_ratio == 2);
+    CHECK(z.kernel_num_heads == 64);
+    CHECK(z.reduce_final_map_rows == 8 * 2 * 4);
+    CHECK(z.work_info_set_rows == (16 + 131) * 4);
+    // 16 heads at MTP 4: T = min(4, 64 / 16) = 4 tokens, one tile; partial rows x 4.
+    p = base("sm_90a", 8, 4, 16);
+    z = sizes_of(p);
+    CHECK(z.reduce_final_map_rows == 8);
+    CHECK(z.partial_rows == (131 + 8) * 4);
+    // Explicit num_clusters is the CU count.
+    p.num_clusters = 10;
+    CHECK(sizes_of(p).num_clusters == 10);
+    // Empty batch.
+    p = base("sm_90a", 0, 1, 16);
+    z = sizes_of(p);
+    CHECK(z.reduce_indptr_len == 1);
+    CHECK(z.reduce_final_map_rows == 0);
+}
+
+TEST_CASE("split-cap sizing (§8): never enlarges, tight cap shrinks, monotone", "[planner][sizes]") {
+    const int64_t uncapped[] = {1024, 1052, 1276}, cap1[] = {5, 40, 320};
+    const int batches[] = {1, 8, 64};
+    for (int i = 0; i < 3; ++i) {
+        mla_metadata_params p = base("gfx950", batches[i], 4, 128);
+        p.q_dtype = p.kv_dtype = MLA_DTYPE_FP8_E4M3FN;
+        INFO("B " << batches[i]);
+        CHECK(sizes_of(p).reduce_partial_map_len == uncapped[i]);
+        p.max_split_per_batch = 1;
+        CHECK(sizes_of(p).reduce_partial_map_len == cap1[i]);
+        int64_t prev = 0;
+        for (int cap = 1; cap <= 512; cap *= 2) {
+            p.max_split_per_batch = cap;
+            const int64_t n = sizes_of(p).reduce_partial_map_len;
+            CHECK(n >= prev);
+            CHECK(n <= uncapped[i]);
+            prev = n;
+        }
+        // Non-fast mode ignores the cap.
+        p.fast_mode = 0;
+        p.max_split_per_batch = -1;
+        const int64_t a = sizes_of(p).reduce_partial_map_len;
+        p.max_split_per_batch = 1;
+        CHECK(sizes_of(p).reduce_partial_map_len == a);
+    }
+    // A capped plan fits its smaller buffers (the sizes are a bound, not a guess).
+    std::mt19937 rng(3);
+    for (int it = 0; it < 200; ++it) {
+        mla_metadata_params p = base("sm_90a", 1 + int(rng() % 20), 1 + int(rng() % 4), 128);
+        p.max_split_per_batch = 1 + int(rng() % 3);
+        const Batch b = random_batch(rng, p.batch_size, p.max_seqlen_qo, 100000, 1, true);
+        Plan pl = alloc_plan(p);
+        REQUIRE(run_plan(p, b, pl) == MLA_SUCCESS);
+        REQUIRE(check_invariants(p, b, pl, true) == "");
+    }
+}
+
+TEST_CASE("bad arguments: a status, a message and no write (§5)", "[planner][args]") {
+    const mla_metadata_params p = base("sm_90a", 3, 2, 16);
+    const Batch good = make_batch({2, 1, 2}, {100, 0, 37}, 1);
+    {
+        Plan pl = alloc_plan(p);
+        REQUIRE(run_plan(p, good, pl) == MLA_SUCCESS);
+    }
+    Batch b = good;
+    b.qo[2] = 1;  // decreasing
+    expect_rejected(p, b, MLA_ERROR_INVALID_ARGUMENT, "qo_indptr decreases");
+    b = good;
+    b.kv[1] = 200;
+    b.kv[2] = 150;
+    expect_rejected(p, b, MLA_ERROR_INVALID_ARGUMENT, "kv_indptr decreases");
+    b = good;
+    b.qo = {0, 3, 4, 6};
+    expect_rejected(p, b, MLA_ERROR_INVALID_ARGUMENT, "qlen > max_seqlen_qo");
+    b = good;
+    b.qo[0] = -2;
+    expect_rejected(p, b, MLA_ERROR_INVALID_ARGUMENT, "negative start");
+    {
+        mla_metadata_params q = p;
+        q.page_size = 1024;
+        Batch o = make_batch({1, 1, 1}, {1, 1, 1}, 1024);
+        o.kv = {0, 1, 1 << 21, (1 << 21) + 1};  // 2^21 pages of 1024 tokens: 2^31 tokens
+        expect_rejected(q, o, MLA_ERROR_INVALID_ARGUMENT, "overflowing length");
+    }
+    {
+        mla_metadata_params q = p;
+        q.page_size = 64;
+        Batch o = make_batch({1, 1, 1}, {129, 64, 1}, 64);
+        o.last[0] = 65;  // 129 tokens in 2 pages of 64 (§5.35: block table too narrow)
+        expect_rejected(q, o, MLA_ERROR_INVALID_ARGUMENT, "last page length > page_size");
+        o.last[0] = 0;
+        expect_rejected(q, o, MLA_ERROR_INVALID_ARGUMENT, "last page length 0");
+    }
+    // Buffers one entry short, each in turn.
+    for (int which = 0; which < 6; ++which) {
+        Plan pl = alloc_plan(p);
+        mla_metadata_buffers m = pl.buffers();
+        int64_t* lens[] = {&m.work_metadata_len, &m.work_indptr_len, &m.work_info_set_rows,
+                           &m.reduce_indptr_len, &m.reduce_final_map_rows, &m.reduce_partial_map_len};
+        --*lens[which];
+        INFO("buffer " << which);
+        CHECK(mla_plan_metadata(&p, good.qo.data(), good.kv.data(), good.last.data(), &m, nullptr,
+                                nullptr, nullptr) == MLA_ERROR_BUFFER_TOO_SMALL);
+        CHECK(untouched(pl));
+    }
+    // Null pointers.
+    {
+        Plan pl = alloc_plan(p);
+        mla_metadata_buffers m = pl.buffers();
+        CHECK(mla_plan_metadata(&p, nullptr, good.kv.data(), good.last.data(), &m, nullptr,
+                                nullptr, nullptr) == MLA_ERROR_INVALID_ARGUMENT);
+        CHECK(mla_plan_metadata(&p, good.qo.data(), good.kv.data(), good.last.data(), nullptr,
+                                nullptr, nullptr, nullptr) == MLA_ERROR_INVALID_ARGUMENT);
+        m.work_info_set = nullptr;
+        CHECK(mla_plan_metadata(&p, good.qo.data(), good.kv.data(), good.last.data(), &m, nullptr,
+                                nullptr, nullptr) == MLA_ERROR_INVALID_ARGUMENT);
+        CHECK(untouched(pl));
+    }
+    // Params.
+    struct Bad {
+        const char* what;
+        void (*edit)(mla_metadata_params&);
+        mla_status want;
+    } bads[] = {
+        {"page size 3", [](mla_metadata_params& q) { q.page_size = 3; }, MLA_ERROR_INVALID_ARGUMENT},
+        {"page size 2048", [](mla_metadata_params& q) { q.page_size = 2048; }, MLA_ERROR_INVALID_ARGUMENT},
+        {"granularity 24", [](mla_metadata_params& q) { q.kv_granularity = 24; }, MLA_ERROR_INVALID_ARGUMENT},
+        {"heads_k 2", [](mla_metadata_params& q) { q.num_heads_k = 2; }, MLA_ERROR_INVALID_ARGUMENT},
+        {"qlen 9", [](mla_metadata_params& q) { q.max_seqlen_qo = 9; }, MLA_ERROR_INVALID_ARGUMENT},
+        {"heads 0", [](mla_metadata_params& q) { q.num_heads = 0; }, MLA_ERROR_INVALID_ARGUMENT},
+        {"cap 0", [](mla_metadata_params& q) { q.max_split_per_batch = 0; }, MLA_ERROR_INVALID_ARGUMENT},
+        {"batch -1", [](mla_metadata_params& q) { q.batch_size = -1; }, MLA_ERROR_INVALID_ARGUMENT},
+        {"sm_90a fp16", [](mla_metadata_params& q) { q.q_dtype = q.kv_dtype = MLA_DTYPE_FP16; }, MLA_ERROR_UNSUPPORTED_SHAPE},
+        {"gfx950 fp8 24 heads", [](mla_metadata_params& q) { q.arch = "gfx950"; q.num_heads = 24; q.max_seqlen_qo = 1;
+                                                            q.q_dtype = q.kv_dtype = MLA_DTYPE_FP8_E4M3FN; }, MLA_ERROR_UNSUPPORTED_SHAPE},
+        {"sm_80", [](mla_metadata_params& q) { q.arch = "sm_80"; }, MLA_ERROR_ARCH_NOT_BUILT},
+        {"arch NULL", [](mla_metadata_params& q) { q.arch = nullptr; }, MLA_ERROR_INVALID_ARGUMENT},
+        {"struct_size 0", [](mla_metadata_params& q) { q.struct_size = 0; }, MLA_ERROR_INVALID_ARGUMENT},
+    };
+    for (const Bad& bad : bads) {
+        mla_metadata_params q = p;
+        bad.edit(q);
+        mla_metadata_sizes z{};
+        z.struct_size = sizeof(z);
+        INFO(bad.what);
+        CHECK(mla_metadata_info(&q, &z) == bad.want);
+        Plan pl = alloc_plan(p);
+        mla_metadata_buffers m = pl.buffers();
+        CHECK(mla_plan_metadata(&q, good.qo.data(), good.kv.data(), good.last.data(), &m, nullptr,
+                                nullptr, nullptr) == bad.want);
+        CHECK(untouched(pl));
+    }
+    // §5.32 empty batch: success, empty plan.
+    {
+        const mla_metadata_params e = base("sm_90a", 0, 1, 16);
+        Plan pl = alloc_plan(e);
+        const Batch none = make_batch({}, {}, 1);
+        mla_plan_summary s{};
+        s.struct_size = sizeof(s);
+        REQUIRE(run_plan(e, none, pl, &s) == MLA_SUCCESS);
+        for (int32_t v : pl.work_indptr) CHECK(v == 0);
+        CHECK(pl.reduce_indptr[0] == 0);
+        CHECK(s.num_works == 0);
+    }
+}
+
+TEST_CASE("reference: bad problems and plan/problem mismatches (§2.19, §2.20, §5)", "[planner][args]") {
+    reftest::Case c = reftest::uniform_case({1, 1}, {10, 20}, 16, 16);
+    std::vector<float> out(2 * 16 * 512, 7.0f), lse(2 * 16, 7.0f);
+    auto call = [&](const reftest::Case& k) {
+        const mla_host_problem p = k.problem();
+        return mla_decode_reference(&p, out.data(), lse.data());
+    };
+    REQUIRE(call(c) == MLA_SUCCESS);
+    reftest::Case k = c;
+    k.idx[1] = -1;  // §5.36 page id -1 in the used range
+    CHECK(call(k) == MLA_ERROR_INVALID_ARGUMENT);
+    k.idx[1] = k.num_pages;  // == num_blocks
+    CHECK(call(k) == MLA_ERROR_INVALID_ARGUMENT);
+    k = c;
+    k.last[1] = 17;
+    CHECK(call(k) == MLA_ERROR_INVALID_ARGUMENT);
+    k = c;
+    k.q_dtype = MLA_DTYPE_FP32;  // §5.42
+    CHECK(call(k) == MLA_ERROR_INVALID_ARGUMENT);
+    {
+        mla_host_problem p = c.problem();
+        p.q = nullptr;  // §5.33
+        CHECK(mla_decode_reference(&p, out.data(), lse.data()) == MLA_ERROR_INVALID_ARGUMENT);
+        p = c.problem();
+        CHECK(mla_decode_reference(&p, nullptr, lse.data()) == MLA_ERROR_INVALID_ARGUMENT);
+    }
+    // §2.20: a plan for 16 heads executed on a 64-head problem.
+    mla_metadata_params mp = reftest::params_of(c);
+    Plan pl = alloc_plan(mp);
+    REQUIRE(run_plan(mp, c.batch(), pl) == MLA_SUCCESS);
+    mla_metadata_buffers m = pl.buffers();
+    mla_metadata_params other = mp;
+    other.num_heads = 64;
+    const mla_host_problem hp = c.problem();
+    CHECK(mla_execute_plan_reference(&hp, &other, &m, out.data(), lse.data()) ==
+          MLA_ERROR_INVALID_ARGUMENT);
+    // §2.19: the problem has more query rows than the plan covers.
+    reftest::Case more = reftest::uniform_case({2, 1}, {10, 20}, 16, 16);
+    more.max_q = 1;
+    mla_host_problem mh = more.problem();
+    mh.max_seqlen_q = 2;
+    std::vector<float> out3(3 * 16 * 512), lse3(3 * 16);
+    CHECK(mla_execute_plan_reference(&mh, &mp, &m, out3.data(), lse3.data()) ==
+          MLA_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("update advances a plan one decode step (§3.4)", "[planner][update]") {
+    for (int L : {1, 2, 4}) {
+        reftest::Case c = reftest::random_case(std::vector<int32_t>(5, L), {3000, 17, 900, 0, 4000}, 1, 16, 31);
+        mla_metadata_params p = reftest::params_of(c);
+        p.num_clusters = 16;
+        Plan pl = alloc_plan(p);
+        REQUIRE(run_plan(p, c.batch(), pl) == MLA_SUCCESS);
+        const Plan before = pl;
+        // One rejected token per request: delta 0, same kv_indptr -> columns 0, 4, 5, 6 unchanged.
+        std::vector<int32_t> rej(5, 1);
+        mla_metadata_buffers m = pl.buffers();
+        INFO("L " << L);
+        const mla_status st = mla_update_metadata(&p, c.kv.data(), rej.data(), &m);
+        INFO(mla_last_error());
+        REQUIRE(st == MLA_SUCCESS);
+        const int nw = pl.work_indptr[p.num_clusters];
+        for (int w = 0; w < nw; ++w)
+            for (int col : {0, 4, 5, 6}) CHECK(pl.work_info[w * 8 + col] == before.work_info[w * 8 + col]);
+        if (L > 1)
+            for (int w = 0; w < nw; ++w) {
+                CHECK(pl.work_info[w * 8 + 2] == pl.work_info[w * 8]);
+                CHECK(pl.work_info[w * 8 + 3] == pl.work_info[w * 8] + 1);
+            }
+    }
+    // No rejection at qlen 1: every request grows by one token; the updated plan executes to the
+    // direct reference of the grown batch.
+    std::vector<int64_t> lens = {3000, 17, 900, 0, 4000};
+    reftest::Case c = reftest::random_case(std::vector<int32_t>(5, 1), lens, 1, 16, 41);
+    mla_metadata_params p = reftest::params_of(c);
+    p.num_clusters = 16;
+    Plan pl = alloc_plan(p);
+    // Plan for the old lengths (one token shorter each).
+    std::vector<int64_t> old_lens = lens;
+    for (auto& n : old_lens) n = n ? n - 1 : 0;
+    Batch old_b = make_batch(std::vector<int32_t>(5, 1), old_lens, 1);
+    // Request 3 is empty and stays empty: it is planned empty and not advanced (a grown empty
+    // request needs a replan), so give it no growth by planning on the new batch for it.
+    REQUIRE(run_plan(p, old_b, pl) == MLA_SUCCESS);
+    std::vector<int32_t> rej = {0, 0, 0, 1, 0};  // request 3 "rejects" its token: delta 0
+    mla_metadata_buffers m = pl.buffers();
+    Batch new_b = make_batch(std::vector<int32_t>(5, 1), lens, 1);
+    const mla_status st = mla_update_metadata(&p, new_b.kv.data(), rej.data(), &m);
+    INFO(mla_last_error());
+    REQUIRE(st == MLA_SUCCESS);
+    REQUIRE(check_invariants(p, new_b, pl, true) == "");
+    const reftest::Result d = reftest::direct(c);
+    std::vector<float> out(d.out.size()), lse(d.lse.size());
+    const mla_host_problem hp = c.problem();
+    REQUIRE(mla_execute_plan_reference(&hp, &p, &m, out.data(), lse.data()) == MLA_SUCCESS);
+    CHECK(reftest::max_rel_diff(out, d.out) < 1e-5);
+    CHECK(reftest::max_rel_diff(lse, d.lse) < 1e-5);
+    // Errors: page size 64, inconsistent new lengths; nothing written.
+    const Plan saved = pl;
+    std::vector<int32_t> wrong = new_b.kv;
+    wrong[5] += 3;
+    CHECK(mla_update_metadata(&p, wrong.data(), rej.data(), &m) == MLA_ERROR_INVALID_ARGUMENT);
+    CHECK(pl.work_info == saved.work_info);
+    mla_metadata_params p64 = p;
+    p64.page_size = 64;
+    CHECK(mla_update_metadata(&p64, new_b.kv.data(), rej.data(), &m) == MLA_ERROR_INVALID_ARGUMENT);
+    CHECK(pl.work_info == saved.work_info);
+}
+
+// ---- device planner launch on the fake CUDA runtime ---------------------------------------
+
+namespace {
+
+// Test double of mla_meta_v1_2: runs the host v1_2 planner from the launch's params only.
+void meta_emulation(const fake_rt_launch_record* l, void*) {
+    mla_meta_params p;
+    std::memcpy(&p, l->args, sizeof(p));
+    mla_metadata_buffers b{};
+    b.struct_size = sizeof(b);
+    b.work_metadata = p.work_metadata;
+    b.work_metadata_len = 2;
+    b.work_indptr = p.work_indptr;
+    b.work_indptr_len = p.work_indptr_len;
+    b.work_info_set = p.work_info_set;
+    b.work_info_set_rows = p.work_info_set_rows;
+    b.reduce_indptr = p.reduce_indptr;
+    b.reduce_indptr_len = p.reduce_indptr_len;
+    b.reduce_final_map = p.reduce_final_map;
+    b.reduce_final_map_rows = p.reduce_final_map_rows;
+    b.reduce_partial_map = p.reduce_partial_map;
+    b.reduce_partial_map_len = p.reduce_partial_map_len;
+    mla::plan::plan_v1_2_config(p.cfg, p.qo_indptr, p.kv_indptr, p.kv_last_page_lens, b);
+    p.work_metadata[0] = uint64_t(uintptr_t(p.work_indptr));
+    p.work_metadata[1] = uint64_t(uintptr_t(p.work_info_set));
+}
+
+std::string make_root() {
+    char tmpl[] = "/tmp/mla_plan_root_XXXXXX";
+    const std::string root = mkdtemp(tmpl);
+    mkdir((root + "/sm_90a").c_str(), 0755);
+    mkdir((root + "/sm_90a/planner").c_str(), 0755);
+    std::ofstream(root + "/sm_90a/planner/mla_meta.csv")
+        << "kind,launch_threads,knl_name,co_name\nv1_2,1024,mla_meta_v1_2,meta_v1_2.cubin\n";
+    const char payload[] = "meta";
+    unsigned char img[64];
+    const size_t n = fake_rt_format_image(payload, sizeof(payload), img, sizeof(img));
+    std::ofstream(root + "/sm_90a/planner/meta_v1_2.cubin", std::ios::binary)
+        .write(reinterpret_cast<const char*>(img), std::streamsize(n));
+    return root;
+}
+
+}  // namespace
+
+TEST_CASE("device planner launch: symbol, grid, block, params (fake runtime)", "[planner][device]") {
+    fake_rt_install_env();
+    fake_rt_reset();
+    fake_rt_set_device("9.0", 132);
+    fake_rt_set_kernel("mla_meta_v1_2", meta_emulation, nullptr);
+    const std::string root = make_root();
+    mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
+    o.codeobject_root = root.c_str();
+    mla_context* ctx = nullptr;
+    mla_status st = mla_context_create(&o, &ctx);
+    INFO(mla_last_error());
+    REQUIRE(st == MLA_SUCCESS);
+
+    std::mt19937 rng(5);
+    for (int it = 0; it < 20; ++it) {
+        mla_metadata_params p = base("sm_90a", 1 + int(rng() % 300), 1 + int(rng() % 4),
+                                     it % 2 ? 128 : 16);
+        p.page_size = 1 << (rng() % 7);
+        const Batch b = random_batch(rng, p.batch_size, p.max_seqlen_qo, 50000, p.page_size, true);
+        // Device-resident inputs and outputs (fake device memory is host memory).
+        Plan host = alloc_plan(p), dev = alloc_plan(p);
+        REQUIRE(run_plan(p, b, host) == MLA_SUCCESS);
+        void *dqo, *dkv, *dlast;
+        REQUIRE(mla_device_malloc(ctx, &dqo, b.qo.size() * 4) == MLA_SUCCESS);
+        REQUIRE(mla_device_malloc(ctx, &dkv, b.kv.size() * 4) == MLA_SUCCESS);
+        REQUIRE(mla_device_malloc(ctx, &dlast, b.last.size() * 4 + 4) == MLA_SUCCESS);
+        REQUIRE(mla_memcpy_htod(ctx, dqo, b.qo.data(), b.qo.size() * 4, nullptr) == MLA_SUCCESS);
+        REQUIRE(mla_memcpy_htod(ctx, dkv, b.kv.data(), b.kv.size() * 4, nullptr) == MLA_SUCCESS);
+        REQUIRE(mla_memcpy_htod(ctx, dlast, b.last.data(), b.last.size() * 4, nullptr) == MLA_SUCCESS);
+        mla_metadata_buffers m = dev.buffers();
+        const int before = fake_rt_launch_count();
+        void* stream = reinterpret_cast<void*>(0x1234);
+        st = mla_plan_metadata_device(ctx, &p, static_cast<int32_t*>(dqo), static_cast<int32_t*>(dkv),
+                                      static_cast<int32_t*>(dlast), &m, stream);
+        INFO(mla_last_error());
+        REQUIRE(st == MLA_SUCCESS);
+        REQUIRE(fake_rt_launch_count() == before + 1);
+        const fake_rt_launch_record* l = fake_rt_launch(before);
+        CHECK(std::string(l->symbol) == "mla_meta_v1_2");
+        CHECK(l->grid[0] == 1);
+        CHECK(l->grid[1] == 1);
+        CHECK(l->block[0] == 1024);
+        CHECK(l->block[1] == 1);
+        CHECK(l->stream == stream);
+        CHECK(l->packed == 1);
+        REQUIRE(l->args_bytes == sizeof(mla_meta_params));
+        mla_meta_params kp;
+        std::memcpy(&kp, l->args, sizeof(kp));
+        CHECK(kp.qo_indptr == dqo);
+        CHECK(kp.kv_indptr == dkv);
+        CHECK(kp.work_info_set == dev.work_info.data());
+        CHECK(kp.work_indptr_len == int32_t(dev.work_indptr.size()));
+        CHECK(kp.cfg.num_batches == p.batch_size);
+        CHECK(kp.cfg.num_clusters == 132);
+        CHECK(kp.cfg.ratio == (p.num_heads == 128 ? 2 : 1));
+        CHECK(kp.cfg.page_size == p.page_size);
+        CHECK(l->shared == mla_meta_smem_bytes(p.batch_size, 132));
+        if (l->shared > 48 * 1024) CHECK(fake_rt_max_dynamic_shared("mla_meta_v1_2") == int(l->shared));
+        // The emulated kernel (host planner from the params alone) reproduces the host plan.
+        CHECK(dev.work_indptr == host.work_indptr);
+        CHECK(dev.work_info == host.work_info);
+        CHECK(dev.reduce_indptr == host.reduce_indptr);
+        CHECK(dev.final_map == host.final_map);
+        CHECK(dev.partial_map == host.partial_map);
+        mla_device_free(ctx, dqo);
+        mla_device_free(ctx, dkv);
+        mla_device_free(ctx, dlast);
+    }
+    // Host-side rejections launch nothing.
+    const int n0 = fake_rt_launch_count();
+    mla_metadata_params p = base("sm_90a", 4, 1, 16);
+    Plan dev = alloc_plan(p);
+    mla_metadata_buffers m = dev.buffers();
+    int32_t dummy[8] = {0};
+    m.work_info_set_rows -= 1;
+    CHECK(mla_plan_metadata_device(ctx, &p, dummy, dummy, dummy, &m, nullptr) ==
+          MLA_ERROR_BUFFER_TOO_SMALL);
+    m = dev.buffers();
+    p.fast_mode = 0;
+    CHECK(mla_plan_metadata_device(ctx, &p, dummy, dummy, dummy, &m, nullptr) ==
+          MLA_ERROR_UNSUPPORTED_SHAPE);
+    p = base("sm_90a", MLA_META_MAX_BATCH + 1, 1, 16);
+    CHECK(mla_plan_metadata_device(ctx, &p, dummy, dummy, dummy, &m, nullptr) ==
+          MLA_ERROR_UNSUPPORTED_SHAPE);
+    p = base("gfx950", 4, 1, 16);
+    CHECK(mla_plan_metadata_device(ctx, &p, dummy, dummy, dummy, &m, nullptr) ==
+          MLA_ERROR_INVALID_ARGUMENT);
+    CHECK(fake_rt_launch_count() == n0);
+    mla_context_destroy(ctx);
+}
