@@ -101,14 +101,16 @@ void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32_t*
                            buf.reduce_indptr,      int32_t(buf.reduce_indptr_len),
                            buf.reduce_final_map,   int32_t(buf.reduce_final_map_rows),
                            buf.reduce_partial_map, int32_t(buf.reduce_partial_map_len)};
-    int32_t c0 = 0;
+    int32_t c0 = 0, si = 0;
     for (int32_t b = 0; b < B; ++b) {
         const mla_v12::Req& q = req[b];
         const int32_t nt = mla_v12::req_tiles(c, q), cost = mla_v12::tile_cost(c, q);
         for (int32_t j = 0; j < nt; ++j) {
             const int64_t pos = R[b] + int64_t(j) * cost;
+            const int32_t t = TR[b] + j;
             while (c0 + 1 < C && x[c0 + 1] <= pos) ++c0;
-            mla_v12::fill_tile(c, q, b, j, TR[b] + j, pos, c0, qo[b], kv[b], last[b], x.data(),
+            while (si < sp.count && sp.tile[si] < t) ++si;  // = split_lower_bound(sp, t)
+            mla_v12::fill_tile(c, q, b, j, t, pos, c0, si, qo[b], kv[b], last[b], x.data(),
                                tb.data(), in.data(), wi.data(), sp, out);
         }
     }

@@ -64,14 +64,14 @@ MLA_HD void qo_tiles(const mla_v12_config& c, int32_t qlen, int32_t* ntiles, int
     }
     int32_t t;
     if (c.tile_rule == 0) {
-        t = min32(qlen, max32(1, c.packed / c.kernel_heads));
+        t = min32(qlen, c.tile_tokens);  // tile_tokens = max(1, packed / Hk)
     } else {
         const int32_t n = 2 * c.kernel_heads > c.packed ? qlen
                                                         : cdiv32(qlen * c.kernel_heads, c.packed);
         t = cdiv32(qlen, n);
     }
     *tsize = t;
-    *ntiles = cdiv32(qlen, t);
+    *ntiles = t == qlen ? 1 : cdiv32(qlen, t);
 }
 
 // Request b from its indptr entries (clamped, see the file comment).
@@ -81,16 +81,17 @@ MLA_HD Req make_req(const mla_v12_config& c, int32_t qo0, int32_t qo1, int32_t k
     q.qlen = min32(max32(qo1 - qo0, 0), c.max_seqlen_qo);
     qo_tiles(c, q.qlen, &q.ntiles, &q.tsize);
     q.pages = max32(kv1 - kv0, 0);
-    q.pages = min32(q.pages, (int32_t)(0x3fffffff / c.page_size));  // N_b < 2^30 (host checks)
+    if ((int64_t)q.pages * c.page_size > 0x3fffffff)  // N_b < 2^30 (the host checks)
+        q.pages = (int32_t)(0x3fffffff / c.page_size);
     last = min32(max32(last, 1), c.page_size);
     q.tokens = q.pages ? (q.pages - 1) * c.page_size + last : 0;
-    q.blocks = cdiv32(q.pages, c.pages_per_block);
+    q.blocks = (q.pages + c.pages_per_block - 1) >> c.block_shift;
     // Page size 1: a boundary after j blocks leaves N - j*gran tokens (trimmed or not, the trim
     // is below the threshold); it is absorbed when that is < max_seqlen_qo.
     int32_t good = q.blocks;
     if (c.page_size == 1) {
         const int32_t need = q.tokens - c.max_seqlen_qo + 1;  // j*gran >= need -> absorbed
-        good = need <= 0 ? 1 : cdiv32(need, c.pages_per_block);
+        good = need <= 0 ? 1 : (need + c.pages_per_block - 1) >> c.block_shift;
     }
     // A tile with no block fits whole wherever its start falls: no boundary inside it at all.
     q.good = q.blocks ? max32(1, min32(good, q.blocks)) : 0;
@@ -164,7 +165,7 @@ MLA_HD int32_t inside_tile(const mla_v12_config& c, const Req& q, int64_t rb, in
 MLA_HD void make_work(const mla_v12_config& c, const Req& q, int32_t b, int32_t j, int32_t qo0,
                       int32_t kv0, int32_t last, int32_t j0, int32_t j1, int32_t partial,
                       int32_t* w) {
-    const int32_t g = j / q.ntiles, i = j % q.ntiles;
+    const int32_t g = q.ntiles == 1 ? j : j / q.ntiles, i = j - g * q.ntiles;
     const int32_t qo_base = qo0 * c.ratio + g * q.qlen;
     const int32_t qo_start = qo_base + i * q.tsize;
     const int32_t kv_end_req = kv0 + q.pages;
@@ -232,13 +233,13 @@ MLA_HD void put_work(const Out& o, int32_t idx, const int32_t* w) {
 }
 
 // Writes the works and reduce entries of global tile `t` = tile j of request b, which starts at
-// position s in cluster c0. x / tb / in / work_indptr: per-cluster arrays as above.
+// position s in cluster c0; si = split_lower_bound(sp, t). x / tb / in / work_indptr:
+// per-cluster arrays as above.
 MLA_HD void fill_tile(const mla_v12_config& c, const Req& q, int32_t b, int32_t j, int32_t t,
-                      int64_t s, int32_t c0, int32_t qo0, int32_t kv0, int32_t last,
+                      int64_t s, int32_t c0, int32_t si, int32_t qo0, int32_t kv0, int32_t last,
                       const int64_t* x, const int32_t* tb, const int32_t* in,
                       const int32_t* work_indptr, const SplitTiles& sp, const Out& o) {
     int32_t w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    const int32_t si = split_lower_bound(sp, t);
     const bool split = si < sp.count && sp.tile[si] == t;
     const int32_t first_work = work_indptr[c0] + in[c0] + (t - tb[c0]);
     int32_t red_end;

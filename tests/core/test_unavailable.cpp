@@ -13,7 +13,8 @@ TEST_CASE("no runtime: RUNTIME_UNAVAILABLE with every path tried", "[core][unava
     test::ScopedEnv cuda("MLA_LIBCUDA_PATH", "/nonexistent/libcuda.so.1");
     test::ScopedEnv hip("MLA_LIBHIP_PATH", "/nonexistent/libamdhip64.so");
     mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
-    o.codeobject_root = test::build_codeobjects().c_str();
+    const std::string root = test::build_codeobjects();  // must outlive o
+    o.codeobject_root = root.c_str();
     mla_context* ctx = nullptr;
 
     // Device-free queries never load a runtime.

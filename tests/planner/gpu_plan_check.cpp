@@ -3,6 +3,7 @@
 // (all six buffers, both pre-filled with the same byte pattern), then the device plan time for
 // 1536 requests. Exit 77 (skipped) without a CUDA driver or device.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -147,8 +148,11 @@ int main() {
     std::printf("device %s, %d SMs\n", arch, cus);
     std::mt19937 rng(2026);
     const int heads[] = {8, 16, 32, 64, 96, 128};
+    // MLA_GPU_PLAN_REPS=n: only the timing part, n launches per shape (for a profiler).
+    const char* reps_env = std::getenv("MLA_GPU_PLAN_REPS");
+    const int sweep = reps_env ? 0 : 400;
     int failures = 0, cases = 0;
-    for (int iter = 0; iter < 400; ++iter) {
+    for (int iter = 0; iter < sweep; ++iter) {
         mla_metadata_params p = MLA_METADATA_PARAMS_INIT;
         p.arch = arch;
         p.num_clusters = iter % 5 == 0 ? int(1 + rng() % 200) : 0;
@@ -210,9 +214,9 @@ int main() {
                                             static_cast<int32_t*>(in[1]),
                                             static_cast<int32_t*>(in[2]), &m, nullptr);
         };
-        for (int i = 0; i < 10; ++i) launch();
+        const int reps = reps_env ? std::atoi(reps_env) : 200;
+        for (int i = 0; i < (reps_env ? 0 : 10); ++i) launch();
         mla_stream_synchronize(ctx, nullptr);
-        const int reps = 200;
         mla_timer* t = nullptr;
         mla_timer_start(ctx, nullptr, &t);
         for (int i = 0; i < reps; ++i) launch();
@@ -220,6 +224,12 @@ int main() {
         mla_timer_stop_ms(ctx, t, &ms);
         std::printf("device plan, 1536 requests, %3d heads, qlen %d, page %2d: %.2f us per plan\n",
                     s[0], s[1], s[2], 1000.0 * ms / reps);
+        if (std::getenv("MLA_GPU_PLAN_PROFILE")) {  // a -DMLA_META_PROFILE cubin's phase clocks
+            int32_t ph[5];
+            mla_memcpy_dtoh(ctx, ph, d[4], sizeof(ph), nullptr);
+            std::printf("  phase cycles: costs %d, chain %d, counts %d, splits %d, fill %d\n",
+                        ph[0], ph[1], ph[2], ph[3], ph[4]);
+        }
         for (int i = 0; i < 6; ++i) mla_device_free(ctx, d[i]);
         for (int i = 0; i < 3; ++i) mla_device_free(ctx, in[i]);
     }

@@ -61,6 +61,8 @@ PROTOTYPES = [
     ("mla_stream_synchronize", c_status, [c_void_p, c_void_p]),
     ("mla_timer_start", c_status, [c_void_p, c_void_p, P(c_void_p)]),
     ("mla_timer_stop_ms", c_status, [c_void_p, c_void_p, P(c_float)]),
+    # AMD stage 1 (aiter code objects)
+    ("mla_amd_decode_stage1", c_status, [c_void_p, P(T.mla_amd_stage1_args), c_void_p]),
     # routing
     ("mla_decode_head_plan", c_status, [P(T.mla_decode_shape), P(T.mla_head_plan)]),
     ("mla_decode_shape_support", c_status, [P(T.mla_decode_shape), P(T.mla_decode_support)]),
@@ -121,9 +123,13 @@ def candidate_paths():
     d = here
     while True:
         parent = os.path.dirname(d)
-        found = glob.glob(os.path.join(d, "build*", "src", "libmla.so.0"))
-        found.sort(key=lambda p: os.path.getmtime(p), reverse=True)
-        out += found
+        found = []
+        for p in glob.glob(os.path.join(d, "build*", "src", "libmla.so.0")):
+            try:
+                found.append((os.path.getmtime(p), p))
+            except OSError:  # a dangling link of a build in progress
+                pass
+        out += [p for _, p in sorted(found, reverse=True)]
         if parent == d:
             break
         d = parent

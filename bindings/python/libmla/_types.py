@@ -115,6 +115,30 @@ class mla_context_options(_Versioned):
                 ("arch", ctypes.c_char_p), ("codeobject_root", ctypes.c_char_p)]
 
 
+class mla_amd_stage1_args(_Versioned):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("q_dtype", c_enum), ("kv_dtype", c_enum),
+                ("batch_size", ctypes.c_int32), ("num_heads", ctypes.c_int32),
+                ("nhead_kv", ctypes.c_int32), ("max_seqlen_q", ctypes.c_int32),
+                ("page_size", ctypes.c_int32), ("causal", ctypes.c_int32),
+                ("persistent", ctypes.c_int32), ("softmax_scale", ctypes.c_float),
+                ("q", c_ptr), ("q_stride_token", ctypes.c_int64), ("q_stride_head", ctypes.c_int64),
+                ("kv_cache", c_ptr), ("kv_stride_page", ctypes.c_int64),
+                ("num_pages", ctypes.c_int64), ("qo_indptr", c_ptr), ("kv_indptr", c_ptr),
+                ("kv_page_indices", c_ptr), ("num_page_indices", ctypes.c_int64),
+                ("kv_last_page_lens", c_ptr), ("num_kv_splits_indptr", c_ptr),
+                ("work_meta_data", c_ptr), ("work_indptr", c_ptr),
+                ("work_indptr_len", ctypes.c_int64), ("work_info_set", c_ptr),
+                ("split_data", c_ptr), ("num_splits", ctypes.c_int32), ("split_dtype", c_enum),
+                ("split_lse", c_ptr), ("output", c_ptr), ("lse", c_ptr), ("q_scale", c_ptr),
+                ("kv_scale", c_ptr), ("g_kv_indptr", c_ptr), ("cp_world_size", ctypes.c_int32),
+                ("cp_rank", ctypes.c_int32), ("valid_split_count", c_ptr),
+                ("use_valid_split_count_reduce", ctypes.c_int32)]
+    _defaults_ = dict(q_dtype=DType.BF16, kv_dtype=DType.BF16, batch_size=0, num_heads=16,
+                      nhead_kv=1, max_seqlen_q=1, page_size=1, causal=1, persistent=1,
+                      softmax_scale=0.0, num_splits=1, split_dtype=DType.FP32, cp_world_size=1,
+                      cp_rank=0)
+
+
 class mla_decode_shape(_Versioned):
     _fields_ = [("struct_size", ctypes.c_size_t), ("arch", ctypes.c_char_p),
                 ("num_heads", ctypes.c_int32), ("num_heads_k", ctypes.c_int32),
@@ -253,6 +277,7 @@ class mla_decode_args(_Versioned):
 STRUCTS = {
     "mla_arch_info": (mla_arch_info, "MLA_ARCH_INFO_INIT"),
     "mla_context_options": (mla_context_options, "MLA_CONTEXT_OPTIONS_INIT"),
+    "mla_amd_stage1_args": (mla_amd_stage1_args, "MLA_AMD_STAGE1_ARGS_INIT"),
     "mla_decode_shape": (mla_decode_shape, "MLA_DECODE_SHAPE_INIT"),
     "mla_head_plan": (mla_head_plan, "MLA_HEAD_PLAN_INIT"),
     "mla_decode_support": (mla_decode_support, "MLA_DECODE_SUPPORT_INIT"),

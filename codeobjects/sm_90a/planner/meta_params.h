@@ -21,6 +21,8 @@ typedef struct mla_v12_config {
     int32_t num_clusters;     // C: persistent workgroups (work_indptr has C + 1 entries)
     int32_t num_splits;       // min(C, cap * B * r) with a cap, else C
     int32_t auto_splits;      // 1: effective split count from the workload (no cap given)
+    int32_t block_shift;      // log2(pages_per_block)
+    int32_t tile_tokens;      // sm_90a: max(1, packed / kernel_heads); aiter rule: 0
     int32_t pad;
 } mla_v12_config;
 

@@ -65,11 +65,28 @@ __device__ int32_t locate(const int64_t* R, int32_t B, int64_t y) {
 
 }  // namespace
 
+// Phase timestamps for profiling builds (-DMLA_META_PROFILE): thread 0 writes the clock deltas
+// of each phase over reduce_final_map[0..7] at the end (the plan is then not usable).
+#ifdef MLA_META_PROFILE
+#define MLA_META_MARK(i) \
+    do {                 \
+        if (tid == 0) prof[i] = clock64(); \
+    } while (0)
+#else
+#define MLA_META_MARK(i) \
+    do {                 \
+    } while (0)
+#endif
+
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
     mla_meta_v1_2(const __grid_constant__ mla_meta_params p) {
     const mla_v12_config& c = p.cfg;
     const int32_t B = c.num_batches, C = c.num_clusters;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+#ifdef MLA_META_PROFILE
+    long long prof[8];
+#endif
+    MLA_META_MARK(0);
 
     extern __shared__ __align__(16) unsigned char smem[];
     int64_t* R = reinterpret_cast<int64_t*>(smem);
@@ -122,6 +139,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         p.work_metadata[1] = (uint64_t)(uintptr_t)p.work_info_set;
     }
     __syncthreads();
+    MLA_META_MARK(1);
     const int64_t W = cluster_stride(c, total);
 
     // ---- 2. the cluster chain (warp 0) -----------------------------------------------------
@@ -162,6 +180,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         if (lane == 0) X[C] = total;
     }
     __syncthreads();
+    MLA_META_MARK(2);
 
     // ---- 3. per cluster: tiles before x[c], inside flag, work counts -> work_indptr --------
     for (int32_t cl = tid; cl <= C; cl += kThreads) {
@@ -191,6 +210,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     for (int32_t i = tid; i < p.work_indptr_len; i += kThreads)
         p.work_indptr[i] = WI[min(i, C)];
 
+    MLA_META_MARK(3);
     // ---- 4. split tiles: groups of consecutive boundary clusters inside one tile -----------
     int32_t num_split;
     {
@@ -233,6 +253,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         if (tid == 0 && p.reduce_indptr_len > 0) p.reduce_indptr[0] = 0;
     }
 
+    MLA_META_MARK(4);
     // ---- 5. works and reduce entries, one request per thread -------------------------------
     const SplitTiles sp{SP_TILE, SP_FIRST, SP_NFRAG, SP_RED, SP_PART, num_split};
     const Out out{p.work_info_set,      p.work_info_set_rows, p.reduce_indptr,
@@ -253,7 +274,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                 else hi = mid - 1;
             }
             c0 = lo;
-            fill_tile(c, q, b, j, TR[b] + j, s, c0, qo0, kv0, last, X, TB, IN, WI, sp, out);
+            const int32_t t = TR[b] + j;
+            fill_tile(c, q, b, j, t, s, c0, split_lower_bound(sp, t), qo0, kv0, last, X, TB, IN,
+                      WI, sp, out);
         }
     }
+#ifdef MLA_META_PROFILE
+    __syncthreads();
+    MLA_META_MARK(5);
+    if (tid == 0)
+        for (int i = 0; i < 5; ++i) p.reduce_final_map[i] = (int32_t)(prof[i + 1] - prof[i]);
+#endif
 }

@@ -1,0 +1,168 @@
+"""Errors: every failing status maps to its MlaError subclass with mla_last_error()'s message;
+wrong dtype / shape / device raises TypeError or ValueError BEFORE any C call (a spy around the
+loaded library records every C function called)."""
+import numpy as np
+import pytest
+
+import libmla
+from libmla import _lib
+from helpers import make_batch
+
+
+class Spy:
+    def __init__(self, real):
+        self.real, self.calls = real, []
+
+    def __getattr__(self, name):
+        fn = getattr(self.real, name)
+        if not name.startswith("mla_"):
+            return fn
+
+        def call(*a):
+            self.calls.append(name)
+            return fn(*a)
+        return call
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    s = Spy(_lib.lib)
+    monkeypatch.setattr(_lib, "lib", s)
+    return s
+
+
+def test_error_classes():
+    expect = {1: libmla.MlaInvalidArgument, 2: libmla.MlaUnsupported, 3: libmla.MlaNoKernel,
+              4: libmla.MlaArchNotBuilt, 5: libmla.MlaRuntimeUnavailable, 6: libmla.MlaNoDevice,
+              7: libmla.MlaCodeObjectError, 8: libmla.MlaLaunchError,
+              9: libmla.MlaBufferTooSmall, 10: libmla.MlaInternalError, 11: libmla.MlaTableError}
+    for status, cls in expect.items():
+        assert libmla.error_class(status) is cls
+        assert issubclass(cls, libmla.MlaError)
+        e = cls(status, "msg")
+        assert e.status == status and e.status_name == libmla.status_string(status)
+        assert str(e) == f"{e.status_name}: msg"
+    assert issubclass(libmla.MlaInvalidArgument, ValueError)
+    assert libmla.error_class(99) is libmla.MlaError
+
+
+def test_failing_call_carries_last_error():
+    with pytest.raises(libmla.MlaUnsupported) as e:
+        libmla.plan_metadata([0, 1], [0, 10], [1], 16, arch="sm_90a", dtype_q="fp16")
+    assert e.value.status == 2 and e.value.status_name == "MLA_ERROR_UNSUPPORTED_SHAPE"
+    assert e.value.message == libmla.last_error() != ""
+    with pytest.raises(libmla.MlaInvalidArgument, match="power of two"):
+        libmla.plan_metadata([0, 1], [0, 10], [1], 16, arch="sm_90a", page_size=3)
+    with pytest.raises(libmla.MlaInvalidArgument, match="kv_last_page_lens"):
+        libmla.plan_metadata([0, 1], [0, 2], [17], 16, arch="sm_90a", page_size=16)
+
+
+def _batch():
+    rng = np.random.default_rng(1)
+    return make_batch(rng, [20, 5], [1, 1], 8)
+
+
+@pytest.mark.parametrize("mutate,exc,match", [
+    (lambda a: a.update(q=a["q"].astype(np.float32)), TypeError, "dtype float32"),
+    (lambda a: a.update(q=a["q"][:, :, :512]), ValueError, "576"),
+    (lambda a: a.update(q=a["q"][0]), ValueError, "total_q"),
+    (lambda a: a.update(q=a["q"][:1]), ValueError, "qo_indptr"),
+    (lambda a: a.update(kv=a["kv"].astype(np.float64)), TypeError, "kv_buffer has dtype"),
+    (lambda a: a.update(kv=a["kv"][:, :, :, :500]), ValueError, "kv_buffer must be"),
+    (lambda a: a.update(kv=a["kv"][::2]), ValueError, "C-contiguous"),
+    (lambda a: a.update(qo=np.array([0.0, 1.0, 2.0])), TypeError, "integer array"),
+    (lambda a: a.update(qo=np.array([[0, 1, 2]])), ValueError, "1-D"),
+    (lambda a: a.update(kvi=a["kvi"][:2]), ValueError, "3 entries"),
+    (lambda a: a.update(last=np.array([1, 1, 1])), ValueError, "2 entries"),
+    (lambda a: a.update(pages=a["pages"][:3]), ValueError, "at least"),
+    (lambda a: a.update(pages=a["pages"] + 1000), ValueError, "page ids outside"),
+    (lambda a: a.update(kvi=np.array([0, 20, 10])), ValueError, "never decrease"),
+    (lambda a: a.update(q="q"), TypeError, "NumPy array"),
+    (lambda a: a.update(L=1.0), TypeError, "max_seqlen_q"),
+    (lambda a: a.update(ps=3), ValueError, "power of two"),
+    (lambda a: a.update(qs="x"), TypeError, "q_scale"),
+])
+def test_bad_host_arrays_raise_before_any_c_call(spy, mutate, exc, match):
+    q, kv, qo, kvi, pages, last = _batch()
+    a = dict(q=q, kv=kv, qo=qo, kvi=kvi, pages=pages, last=last, L=1, ps=1, qs=None)
+    mutate(a)
+    with pytest.raises(exc, match=match) as e:
+        libmla.decode_reference(a["q"], a["kv"], a["qo"], a["kvi"], a["pages"], a["last"],
+                                a["L"], page_size=a["ps"], q_scale=a["qs"])
+    assert not isinstance(e.value, libmla.MlaError)
+    assert [c for c in spy.calls if c not in ("mla_version",)] == []
+
+
+def test_bad_plan_inputs_raise_before_any_c_call(spy):
+    for args, exc in [(([0, 1], [0, 10], [1.5], 16), TypeError),
+                      (([0, 1], [0, 10], [1, 1], 16), ValueError),
+                      (([0, 1], [0, 10, 20], [1], 16), ValueError),
+                      (([1, 0], [0, 10], [1], 16), ValueError),
+                      (([0, 1], [0, 10], [1], "16"), TypeError)]:
+        with pytest.raises(exc):
+            libmla.plan_metadata(*args, arch="sm_90a")
+    with pytest.raises(TypeError, match="arch"):
+        libmla.plan_metadata([0, 1], [0, 10], [1], 16, arch=None)
+    with pytest.raises(ValueError, match="dtype"):
+        libmla.plan_metadata([0, 1], [0, 10], [1], 16, arch="sm_90a", dtype_q="int4")
+    assert spy.calls == []
+
+
+def test_execute_plan_with_a_foreign_plan(spy):
+    q, kv, qo, kvi, pages, last = _batch()
+    plan = libmla.plan_metadata([0, 1], [0, 10], [1], 8, arch="sm_90a")
+    spy.calls.clear()
+    with pytest.raises(ValueError, match="batch_size"):
+        libmla.execute_plan_reference(q, kv, qo, kvi, pages, last, 1, plan)
+    with pytest.raises(TypeError, match="libmla.Plan"):
+        libmla.execute_plan_reference(q, kv, qo, kvi, pages, last, 1, {"not": "a plan"})
+    assert spy.calls == []
+
+
+def test_gpu_functions_reject_host_arrays_before_any_c_call(spy):
+    q, kv, qo, kvi, pages, last = _batch()
+    plan = libmla.plan_metadata(qo, kvi, last, 8, arch="sm_90a")
+    spy.calls.clear()
+    with pytest.raises(TypeError, match="host array"):
+        libmla.decode(q, kv, qo, kvi, pages, last, 1, plan)
+    with pytest.raises(TypeError, match="plan must be"):
+        libmla.decode(0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 0x6000, 1, None)
+    with pytest.raises(TypeError, match="num_pages is required"):
+        libmla.decode(0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 0x6000, 1, plan, out=0x7000)
+    with pytest.raises(TypeError, match="out is required"):
+        libmla.decode(0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 0x6000, 1, plan, num_pages=4)
+    with pytest.raises(TypeError, match="host array"):
+        libmla.plan_metadata_device(qo, kvi, last, 8, max_seqlen_qo=1)
+    assert spy.calls == []
+
+
+class FakeCAI:
+    """A device array seen only through __cuda_array_interface__ (nothing is dereferenced)."""
+
+    def __init__(self, shape, typestr, ptr=0x10000, strides=None):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (ptr, False),
+                                         "version": 3, "strides": strides}
+
+
+def test_cuda_array_interface_shapes_are_checked_before_any_c_call(spy):
+    plan = libmla.plan_metadata([0, 1, 2], [0, 3, 5], [1, 1], 8, arch="sm_90a")
+    spy.calls.clear()
+    good = dict(q=FakeCAI((2, 8, 576), "<u2"), kv=FakeCAI((6, 1, 1, 576), "<u2"),
+                qo=FakeCAI((3,), "<i4"), kvi=FakeCAI((3,), "<i4"), pages=FakeCAI((5,), "<i4"),
+                last=FakeCAI((2,), "<i4"), out=FakeCAI((2, 8, 512), "<u2"))
+    bad = [("q", FakeCAI((2, 16, 576), "<u2"), ValueError, "q must have shape"),
+           ("q", FakeCAI((2, 8, 576), "<f4"), TypeError, "q has dtype"),
+           ("kv", FakeCAI((6, 2, 1, 576), "<u2"), ValueError, "kv_buffer must have shape"),
+           ("qo", FakeCAI((3,), "<i8"), TypeError, "qo_indptr has dtype"),
+           ("kvi", FakeCAI((4,), "<i4"), ValueError, "kv_indptr must have shape"),
+           ("last", FakeCAI((2,), "<i4", strides=(8,)), ValueError, "contiguous"),
+           ("out", FakeCAI((2, 8, 576), "<u2"), ValueError, "out must have shape"),
+           ("q", FakeCAI((2, 8, 576), "<u2", strides=(8 * 576 * 2, 576 * 2, 4)), ValueError,
+            "last dimension")]
+    for key, value, exc, match in bad:
+        a = dict(good)
+        a[key] = value
+        with pytest.raises(exc, match=match):
+            libmla.decode(a["q"], a["kv"], a["qo"], a["kvi"], a["pages"], a["last"], 1, plan,
+                          out=a["out"])
+    assert spy.calls == []

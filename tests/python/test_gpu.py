@@ -1,0 +1,213 @@
+"""GPU decode through the Python package (marked `gpu`: needs torch and an sm_90a device) against
+a torch float64 reference. Tolerances are the project's (docs/kernels.md, FlashMLA's rule): an
+element passes if its abs error < 8e-4 or rel error < 1.6% (out), abs 1e-6 or rel 1.2e-4 (LSE);
+-inf must match exactly.
+Run: LIBMLA_PATH=build/src/libmla.so.0 python3 -m pytest tests/python -m gpu"""
+import math
+
+import numpy as np
+import pytest
+
+import libmla
+
+pytestmark = pytest.mark.gpu
+QK, V = 576, 512
+
+
+def _torch():
+    import torch
+    return torch
+
+
+def make_problem(kv_lens, qlens, H, ps, q_dt, kv_dt, seed=0, block_table=False):
+    torch = _torch()
+    g = torch.Generator().manual_seed(seed)
+    B = len(kv_lens)
+    qo = np.concatenate([[0], np.cumsum(qlens)]).astype(np.int32)
+    npages = [(n + ps - 1) // ps for n in kv_lens]
+    kvi = np.concatenate([[0], np.cumsum(npages)]).astype(np.int32)
+    last = np.array([n - (p - 1) * ps if p else 1 for n, p in zip(kv_lens, npages)], np.int32)
+    num_pages = int(kvi[-1]) + 5
+    pages = torch.randperm(num_pages, generator=g)[:int(kvi[-1])].to(torch.int32)
+    tdt = {"bf16": torch.bfloat16, "fp8": torch.float8_e4m3fn}
+    q = (torch.randn((int(qo[-1]), H, QK), generator=g) * 0.5).to(tdt[q_dt]).cuda()
+    kv = (torch.randn((num_pages, ps, 1, QK), generator=g) * 0.5).to(tdt[kv_dt]).cuda()
+    p = dict(q=q, kv=kv, qo=qo, kvi=kvi, last=last, pages=pages.numpy(), ps=ps, H=H, B=B,
+             L=max(qlens), num_pages=num_pages)
+    if block_table:
+        width = max(npages) + 2
+        bt = torch.zeros((B, width), dtype=torch.int32)
+        for b in range(B):
+            bt[b, :npages[b]] = pages[kvi[b]:kvi[b + 1]]
+        p["block_table"] = bt.cuda()
+    return p
+
+
+def torch_reference(p, sm_scale, causal, q_scale=1.0, kv_scale=1.0):
+    """float64 MLA decode: softmax((q . k) * sm_scale * q_scale * kv_scale) @ (V * kv_scale),
+    causal MTP j <= N - L + t; a row without keys: out 0, lse -inf."""
+    torch = _torch()
+    q = p["q"].double()
+    kv = p["kv"].double().reshape(p["kv"].shape[0], p["ps"], QK)
+    qo, kvi, last, ps = p["qo"], p["kvi"], p["last"], p["ps"]
+    pages = torch.from_numpy(p["pages"]).long().cuda()
+    out = torch.zeros((q.shape[0], q.shape[1], V), dtype=torch.float64, device="cuda")
+    lse = torch.full((q.shape[0], q.shape[1]), -math.inf, dtype=torch.float64, device="cuda")
+    for b in range(len(qo) - 1):
+        L, P = int(qo[b + 1] - qo[b]), int(kvi[b + 1] - kvi[b])
+        N = (P - 1) * ps + int(last[b]) if P else 0
+        if L == 0 or N == 0:
+            continue
+        keys = kv[pages[kvi[b]:kvi[b + 1]]].reshape(-1, QK)[:N]
+        s = torch.einsum("lhd,nd->lhn", q[qo[b]:qo[b + 1]], keys) * (sm_scale * q_scale * kv_scale)
+        if causal:
+            t = torch.arange(L, device="cuda")[:, None, None]
+            j = torch.arange(N, device="cuda")[None, None, :]
+            s = s.masked_fill(j > N - L + t, -math.inf)
+        m = s.amax(dim=2, keepdim=True)
+        e = torch.exp(s - m)
+        l_ = e.sum(dim=2, keepdim=True)
+        out[qo[b]:qo[b + 1]] = torch.einsum("lhn,nd->lhd", e, keys[:, :V]) / l_ * kv_scale
+        lse[qo[b]:qo[b + 1]] = (m + torch.log(l_))[..., 0]
+    return out, lse
+
+
+def assert_close(got, want, abs_tol, rel_tol, what):
+    got = got.double()
+    inf_g, inf_w = torch_isneginf(got), torch_isneginf(want)
+    assert bool((inf_g == inf_w).all()), f"{what}: -inf rows differ"
+    d = (got - want).abs()
+    ok = (d < abs_tol) | (d < rel_tol * want.abs()) | inf_w
+    bad = int((~ok).sum())
+    assert bad == 0, (f"{what}: {bad} of {ok.numel()} elements off, max abs err "
+                      f"{float(d[~inf_w].max()):.3g}")
+
+
+def torch_isneginf(t):
+    return _torch().isneginf(t)
+
+
+CASES = [
+    # q, kv, H, qlens, page size, kv lens, causal, q_scale, kv_scale, clusters, block_table
+    ("bf16", "bf16", 16, [1, 1, 1, 1], 1, [37, 1, 700, 2000], True, None, None, None, False),
+    ("bf16", "fp8", 128, [1, 1, 1, 1], 64, [4000, 65, 0, 1], True, None, 0.7, None, False),
+    ("fp8", "fp8", 16, [2, 2], 16, [129, 300], True, 0.5, 1.5, None, False),
+    ("bf16", "bf16", 64, [4, 1, 3], 16, [1000, 5, 333], False, None, None, 20, True),
+    ("fp8", "fp8", 96, [3, 3], 1, [100, 5000], True, 1.25, 0.8, None, False),
+    ("bf16", "bf16", 8, [1], 64, [20000], True, None, None, 132, True),
+    ("bf16", "fp8", 32, [2, 0, 2], 16, [50, 60, 0], True, None, 1.0, 16, False),
+]
+
+
+@pytest.mark.parametrize("q_dt,kv_dt,H,qlens,ps,kv_lens,causal,q_scale,kv_scale,clusters,bt",
+                         CASES)
+def test_decode_matches_torch_float64(q_dt, kv_dt, H, qlens, ps, kv_lens, causal, q_scale,
+                                      kv_scale, clusters, bt):
+    torch = _torch()
+    p = make_problem(kv_lens, qlens, H, ps, q_dt, kv_dt, seed=H + ps, block_table=bt)
+    plan = libmla.plan_metadata(p["qo"], p["kvi"], p["last"], H, arch="sm_90a",
+                                num_clusters=clusters, page_size=ps, max_seqlen_qo=p["L"],
+                                causal=causal, dtype_q=q_dt, dtype_kv=kv_dt)
+    dev = {k: torch.from_numpy(p[k]).cuda() for k in ("qo", "kvi", "last", "pages")}
+    sm_scale = 0.1352 if H == 128 else None
+    flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+    out, lse = libmla.decode(
+        p["q"], p["kv"], dev["qo"], dev["kvi"], None if bt else dev["pages"], dev["last"],
+        p["L"], plan, sm_scale=sm_scale, q_scale=q_scale, kv_scale=kv_scale,
+        block_table=p.get("block_table"), return_lse=True, error_flag=flag)
+    torch.cuda.synchronize()
+    assert out.dtype == torch.bfloat16 and out.shape == (p["q"].shape[0], H, V)
+    assert lse.dtype == torch.float32 and lse.shape == (p["q"].shape[0], H)
+    assert int(flag.item()) == 0
+    want_out, want_lse = torch_reference(
+        p, libmla.DEFAULT_SM_SCALE if sm_scale is None else sm_scale, causal,
+        1.0 if q_scale is None else q_scale, 1.0 if kv_scale is None else kv_scale)
+    assert_close(out, want_out, 8e-4, 2.01 / 128, "out")
+    assert_close(lse, want_lse, 1e-6, 8.01 / 65536, "lse")
+
+
+def test_device_planner_matches_host_planner():
+    torch = _torch()
+    p = make_problem([3000, 17, 0, 640], [1, 1, 1, 1], 128, 1, "bf16", "bf16")
+    host = libmla.plan_metadata(p["qo"], p["kvi"], p["last"], 128, arch="sm_90a")
+    dp = libmla.plan_metadata_device(torch.from_numpy(p["qo"]).cuda(),
+                                     torch.from_numpy(p["kvi"]).cuda(),
+                                     torch.from_numpy(p["last"]).cuda(), 128, max_seqlen_qo=1)
+    got = dp.to_host()
+    for name in ("work_indptr", "reduce_indptr", "reduce_final_map", "reduce_partial_map"):
+        np.testing.assert_array_equal(got[name], getattr(host, name), err_msg=name)
+    nw = host.num_works
+    np.testing.assert_array_equal(got["work_info_set"][:nw], host.works())
+    assert got["work_metadata"].tolist() == [dp.work_indptr.data_ptr(), dp.work_info_set.data_ptr()]
+    # The device plan drives decode too.
+    dev = {k: torch.from_numpy(p[k]).cuda() for k in ("qo", "kvi", "last", "pages")}
+    a = libmla.decode(p["q"], p["kv"], dev["qo"], dev["kvi"], dev["pages"], dev["last"], 1, dp)
+    b = libmla.decode(p["q"], p["kv"], dev["qo"], dev["kvi"], dev["pages"], dev["last"], 1, host)
+    torch.cuda.synchronize()
+    assert torch.equal(a, b)
+
+
+def test_raw_pointers_and_explicit_stream():
+    torch = _torch()
+    p = make_problem([500, 90], [1, 1], 16, 16, "bf16", "bf16", seed=3)
+    plan = libmla.plan_metadata(p["qo"], p["kvi"], p["last"], 16, arch="sm_90a", page_size=16)
+    dev = {k: torch.from_numpy(p[k]).cuda() for k in ("qo", "kvi", "last", "pages")}
+    out = torch.full((p["q"].shape[0], 16, V), float("nan"), dtype=torch.bfloat16, device="cuda")
+    lse = torch.empty((p["q"].shape[0], 16), dtype=torch.float32, device="cuda")
+    ws = torch.empty(max(plan.info.workspace_bytes, 16), dtype=torch.uint8, device="cuda")
+    s = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    r = libmla.decode(p["q"].data_ptr(), p["kv"].data_ptr(), dev["qo"].data_ptr(),
+                      dev["kvi"].data_ptr(), dev["pages"].data_ptr(), dev["last"].data_ptr(), 1,
+                      plan, out=out.data_ptr(), lse=lse.data_ptr(), num_pages=p["num_pages"],
+                      workspace=ws.data_ptr(), stream=s.cuda_stream)
+    assert r == (out.data_ptr(), lse.data_ptr())
+    s.synchronize()
+    want_out, want_lse = torch_reference(p, libmla.DEFAULT_SM_SCALE, True)
+    assert_close(out, want_out, 8e-4, 2.01 / 128, "out")
+    assert_close(lse, want_lse, 1e-6, 8.01 / 65536, "lse")
+
+
+def test_update_metadata_then_decode():
+    torch = _torch()
+    p = make_problem([300, 41], [1, 1], 16, 1, "bf16", "bf16", seed=5)
+    plan = libmla.plan_metadata(p["qo"], p["kvi"], p["last"], 16, arch="sm_90a", num_clusters=8)
+    p2 = make_problem([301, 42], [1, 1], 16, 1, "bf16", "bf16", seed=6)
+    libmla.update_metadata(plan, p2["kvi"])
+    dev = {k: torch.from_numpy(p2[k]).cuda() for k in ("qo", "kvi", "last", "pages")}
+    out = libmla.decode(p2["q"], p2["kv"], dev["qo"], dev["kvi"], dev["pages"], dev["last"], 1,
+                        plan)
+    torch.cuda.synchronize()
+    assert_close(out, torch_reference(p2, libmla.DEFAULT_SM_SCALE, True)[0], 8e-4, 2.01 / 128,
+                 "out")
+
+
+def test_gpu_input_errors_before_launch():
+    torch = _torch()
+    p = make_problem([30], [1], 16, 1, "bf16", "bf16")
+    plan = libmla.plan_metadata(p["qo"], p["kvi"], p["last"], 16, arch="sm_90a")
+    dev = {k: torch.from_numpy(p[k]).cuda() for k in ("qo", "kvi", "last", "pages")}
+    args = [p["q"], p["kv"], dev["qo"], dev["kvi"], dev["pages"], dev["last"], 1, plan]
+    bad_q = p["q"].to(torch.float16)
+    with pytest.raises(TypeError, match="q has dtype fp16"):
+        libmla.decode(bad_q, *args[1:])
+    with pytest.raises(TypeError, match="CUDA tensor"):
+        libmla.decode(p["q"].cpu(), *args[1:])
+    with pytest.raises(TypeError, match="kv_indptr has dtype int64"):
+        libmla.decode(*args[:3], dev["kvi"].long(), *args[4:])
+    with pytest.raises(ValueError, match="out must have shape"):
+        libmla.decode(*args, out=torch.empty((1, 16, 576), dtype=torch.bfloat16, device="cuda"))
+    fp8_plan = libmla.plan_metadata(p["qo"], p["kvi"], p["last"], 16, arch="sm_90a",
+                                    dtype_kv="fp8")
+    with pytest.raises(TypeError, match="kv_buffer has dtype bf16"):
+        libmla.decode(*args[:7], fp8_plan)
+
+
+def test_smoke_and_context():
+    torch = _torch()
+    ctx = libmla.context(0)
+    assert ctx.arch == "sm_90a" and ctx.num_cus > 0
+    out = torch.zeros(1000, dtype=torch.int32, device="cuda")
+    libmla.smoke_launch(out, 3, 7)
+    torch.cuda.synchronize()
+    assert torch.equal(out.cpu(), torch.arange(1000, dtype=torch.int32) * 3 + 7)

@@ -1,0 +1,124 @@
+"""Host planner through the Python package: buffer sizes, exact small plans, the plan-layout
+invariants over varied batches, execute_plan_reference == decode_reference, update_metadata."""
+import numpy as np
+import pytest
+
+import libmla
+from helpers import check_plan, make_batch
+
+
+def test_metadata_info_sm90():
+    info = libmla.metadata_info(4, 128, arch="sm_90a")
+    assert isinstance(info, libmla.MetadataInfo)
+    assert (info.num_clusters, info.kernel_num_heads, info.qk_batch_ratio) == (132, 64, 2)
+    assert info.work_metadata_len == 2 and info.work_indptr_len == 133
+    # Partial workspace (plan-layout.md): align_up(rows*Hk*512*4, 256) + rows*Hk*4.
+    rows, hk = info.partial_rows, info.kernel_num_heads
+    body = rows * hk * 512 * 4
+    assert info.workspace_bytes == (body + 255) // 256 * 256 + rows * hk * 4
+    small = libmla.metadata_info(4, 16, arch="sm_90a", num_clusters=8)
+    assert (small.num_clusters, small.work_indptr_len, small.qk_batch_ratio) == (8, 9, 1)
+
+
+def test_single_cluster_plan_is_exact():
+    plan = libmla.plan_metadata([0, 1], [0, 100], [1], 16, arch="sm_90a", num_clusters=1)
+    assert plan.work_indptr.tolist() == [0, 1]
+    assert plan.works().tolist() == [[0, -1, 0, 1, 0, 100, 0, 0]]
+    assert plan.summary.num_split_tiles == 0 and plan.summary.num_tiles == 1
+    assert plan.work_metadata.dtype == np.uint64
+    for name in ("work_indptr", "work_info_set", "reduce_indptr", "reduce_final_map",
+                 "reduce_partial_map"):
+        assert getattr(plan, name).dtype == np.int32
+    assert plan.work_info_set.shape == (plan.info.work_info_set_rows, 8)
+    assert plan.reduce_final_map.shape == (plan.info.reduce_final_map_rows, 2)
+
+
+def test_empty_request_gets_one_unsplit_work():
+    plan = libmla.plan_metadata([0, 1, 2], [0, 0, 40], [1, 1], 16, arch="sm_90a", num_clusters=2)
+    works = check_plan(plan, [0, 1, 2], [0, 0, 40], [1, 1], 1)
+    empty = [w.tolist() for w in works if w[0] == 0]
+    assert empty == [[0, -1, 0, 1, 0, 0, 0, 0]]
+
+
+CASES = [
+    # kv_lens, qlens, heads, page_size, L, clusters, dtypes
+    ([700, 3, 1500, 64], [1, 1, 1, 1], 16, 1, 1, 16, ("bf16", "bf16")),
+    ([300, 2000], [1, 1], 128, 1, 1, 132, ("fp8", "fp8")),
+    ([130, 257, 1], [2, 2, 2], 16, 64, 2, 8, ("bf16", "fp8")),
+    ([1000, 999], [4, 3], 32, 16, 4, 20, ("bf16", "bf16")),
+    ([5000], [1], 96, 1, 1, 132, ("bf16", "bf16")),
+    ([0, 77, 0, 1024], [1, 1, 1, 1], 64, 8, 1, 6, ("fp8", "fp8")),
+]
+
+
+@pytest.mark.parametrize("kv_lens,qlens,heads,ps,L,clusters,dt", CASES)
+def test_plan_invariants_and_reference_agreement(kv_lens, qlens, heads, ps, L, clusters, dt):
+    rng = np.random.default_rng(len(kv_lens) * 1000 + heads)
+    q, kv, qo, kvi, pages, last = make_batch(rng, kv_lens, qlens, heads, ps, *dt)
+    plan = libmla.plan_metadata(qo, kvi, last, heads, arch="sm_90a", num_clusters=clusters,
+                                page_size=ps, max_seqlen_qo=L, dtype_q=dt[0], dtype_kv=dt[1])
+    assert plan.info == libmla.metadata_info(len(kv_lens), heads, arch="sm_90a",
+                                             num_clusters=clusters, page_size=ps,
+                                             max_seqlen_qo=L, dtype_q=dt[0], dtype_kv=dt[1])
+    check_plan(plan, qo, kvi, last, ps)
+    assert plan.qo_indptr.tolist() == qo.tolist() and plan.kv_indptr.tolist() == kvi.tolist()
+    ref_out, ref_lse = libmla.decode_reference(q, kv, qo, kvi, pages, last, L, page_size=ps)
+    out, lse = libmla.execute_plan_reference(q, kv, qo, kvi, pages, last, L, plan, page_size=ps)
+    np.testing.assert_allclose(out, ref_out, rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(lse, ref_lse, rtol=2e-6, atol=2e-6)
+
+
+def test_long_request_splits_over_clusters():
+    plan = libmla.plan_metadata([0, 1], [0, 4096], [1], 16, arch="sm_90a", num_clusters=8)
+    check_plan(plan, [0, 1], [0, 4096], [1], 1)
+    assert plan.summary.num_split_tiles == 1 and plan.summary.num_works >= 2
+    assert plan.summary.num_partials == plan.summary.num_works
+
+
+@pytest.mark.parametrize("fast,intra", [(False, False), (False, True)])
+def test_other_planners_execute_like_the_reference(fast, intra):
+    rng = np.random.default_rng(7)
+    kv_lens, qlens = [500, 33, 1200], [1, 1, 1]
+    q, kv, qo, kvi, pages, last = make_batch(rng, kv_lens, qlens, 16)
+    plan = libmla.plan_metadata(qo, kvi, last, 16, arch="sm_90a", num_clusters=12,
+                                fast_mode=fast, intra_batch_mode=intra)
+    ref = libmla.decode_reference(q, kv, qo, kvi, pages, last, 1)
+    got = libmla.execute_plan_reference(q, kv, qo, kvi, pages, last, 1, plan)
+    np.testing.assert_allclose(got[0], ref[0], rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(got[1], ref[1], rtol=2e-6, atol=2e-6)
+
+
+def test_update_metadata_advances_one_step():
+    rng = np.random.default_rng(11)
+    kv_lens = [300, 50, 901]
+    qo = np.arange(4, dtype=np.int32)
+    kvi = np.concatenate([[0], np.cumsum(kv_lens)]).astype(np.int32)
+    last = np.ones(3, np.int32)
+    plan = libmla.plan_metadata(qo, kvi, last, 16, arch="sm_90a", num_clusters=10)
+    before = plan.works().copy()
+    # One rejected token per request: delta 0, the work items stay as they are (aiter's test).
+    same = libmla.update_metadata(plan, kvi, num_reject_tokens=[1, 1, 1])
+    assert same is plan and np.array_equal(plan.works(), before)
+    # One step: every request grows by one token; the updated plan computes the new problem.
+    new_lens = [n + 1 for n in kv_lens]
+    q, kv, _, new_kvi, pages, new_last = make_batch(rng, new_lens, [1, 1, 1], 16)
+    libmla.update_metadata(plan, new_kvi)
+    assert plan.kv_indptr.tolist() == new_kvi.tolist() and plan.generation == 2
+    check_plan(plan, qo, new_kvi, new_last, 1)
+    ref = libmla.decode_reference(q, kv, qo, new_kvi, pages, new_last, 1)
+    got = libmla.execute_plan_reference(q, kv, qo, new_kvi, pages, new_last, 1, plan)
+    np.testing.assert_allclose(got[0], ref[0], rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(got[1], ref[1], rtol=2e-6, atol=2e-6)
+
+
+def test_update_metadata_errors():
+    plan = libmla.plan_metadata([0, 1], [0, 10], [1], 16, arch="sm_90a", page_size=1)
+    with pytest.raises(libmla.MlaInvalidArgument, match="new KV length"):
+        libmla.update_metadata(plan, [0, 20])
+    with pytest.raises(ValueError, match="2 entries"):
+        libmla.update_metadata(plan, [0, 10, 11])
+    paged = libmla.plan_metadata([0, 1], [0, 2], [5], 16, arch="sm_90a", page_size=16)
+    with pytest.raises(libmla.MlaInvalidArgument, match="page_size 1"):
+        libmla.update_metadata(paged, [0, 2])
+    with pytest.raises(TypeError):
+        libmla.update_metadata("not a plan", [0, 1])
