@@ -20,7 +20,11 @@ for line in open(sys.argv[1]):
     line = line.strip()
     if not line:
         continue
-    result = json.loads(line).get("result", "")
+    entry = json.loads(line)
+    result = entry.get("result", "")
+    if entry.get("name") == "python":  # pytest's closing line ("N passed, N skipped in Ts")
+        tail = [l for l in (entry.get("stdout") or "").splitlines() if l.strip()]
+        print("pytest (suite python): " + (tail[-1] if tail else "(no output)"))
     if result in ("OK", "EXPECTEDFAIL"):
         passed += 1
     elif result == "SKIP":

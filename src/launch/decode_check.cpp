@@ -226,11 +226,16 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     d.decode_row = &context_row(ctx, "mla_decode", key);
     d.threads = unsigned(d.decode_row->get_int("launch_threads"));
     d.smem = unsigned(d.decode_row->get_int("launch_smem"));
-    if (int(d.threads) != mla_decode_warps(m) * 32 || int(d.smem) != mla_decode_smem_bytes(m, kv8))
+    // Two kernel families share the params struct: mla_decode_wg_* (wgmma) and mla_decode_*
+    // (mma.sync, the fallback); the row's knl_name says which launch values it must carry.
+    const bool wg_family = d.decode_row->knl_name.rfind("mla_decode_wg_", 0) == 0;
+    const int want_threads = wg_family ? mla_decode_wg_threads() : mla_decode_warps(m) * 32;
+    const int want_smem = wg_family ? mla_decode_wg_smem_bytes(m, kv8) : mla_decode_smem_bytes(m, kv8);
+    if (int(d.threads) != want_threads || int(d.smem) != want_smem)
         MLA_FAIL(MLA_ERROR_TABLE, d.decode_row->file << ":" << d.decode_row->line << ": "
                                   << d.decode_row->knl_name << " launch_threads " << d.threads
                                   << " / launch_smem " << d.smem << ", the kernel is built for "
-                                  << mla_decode_warps(m) * 32 << " / " << mla_decode_smem_bytes(m, kv8));
+                                  << want_threads << " / " << want_smem);
     d.grid = unsigned(sz.num_clusters);
     d.row_tile = m;
     d.kernel_heads = hk;
@@ -244,6 +249,8 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                   MLA_ERROR_TABLE, d.reduce_row->file << ":" << d.reduce_row->line
                                                       << ": launch_threads " << d.reduce_threads);
         d.reduce_grid = unsigned(sz.reduce_indptr_len - 1);
+        // (row, head, 128-column quarter) units of a tile, one warp each: at most M * 4 of them
+        d.reduce_grid_y = unsigned(m * 4 * 32 / int(d.reduce_threads));
     }
 
     // ---- kernel params ----

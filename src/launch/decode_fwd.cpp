@@ -27,6 +27,7 @@ MLA_API mla_status mla_decode_fwd(mla_context* ctx, const mla_decode_args* args,
         if (fred && d.reduce_grid > 0) {
             mla::rt::Dim3 rgrid, rblock;
             rgrid.x = d.reduce_grid;
+            rgrid.y = d.reduce_grid_y;
             rblock.x = d.reduce_threads;
             ctx->runtime->launch(fred, rgrid, rblock, 0, stream, &d.reduce, sizeof d.reduce);
         }

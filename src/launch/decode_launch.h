@@ -20,7 +20,8 @@ struct DecodeLaunch {
     unsigned grid = 0;          // num_clusters
     unsigned threads = 0;       // launch_threads of the decode row
     unsigned smem = 0;          // launch_smem of the decode row
-    unsigned reduce_grid = 0;   // planned tiles
+    unsigned reduce_grid = 0;   // planned tiles (grid x)
+    unsigned reduce_grid_y = 1; // CTAs per tile (grid y): M rows x 4 column quarters / warps per CTA
     unsigned reduce_threads = 0;
     int row_tile = 0;           // M
     int kernel_heads = 0;

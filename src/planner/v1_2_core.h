@@ -131,10 +131,12 @@ MLA_HD int64_t cluster_stride(const mla_v12_config& c, int64_t sum) {
 
 // Offset of position `off` (>= 0, relative to the request's first position) within its tile.
 MLA_HD int32_t offset_in_tile(int64_t off, int32_t cost) {
+    if (off < cost) return (int32_t)off;  // one tile per request: no division
     if (off < 0x7fffffff) return (int32_t)off % cost;
     return (int32_t)(off % cost);
 }
 MLA_HD int32_t tile_index(int64_t off, int32_t cost) {
+    if (off < cost) return 0;
     if (off < 0x7fffffff) return (int32_t)off / cost;
     return (int32_t)(off / cost);
 }
@@ -229,6 +231,13 @@ struct Out {
 MLA_HD void put_work(const Out& o, int32_t idx, const int32_t* w) {
     if (idx < 0 || idx >= o.work_rows) return;
     int32_t* d = o.work_info_set + (int64_t)idx * 8;
+#if defined(__CUDA_ARCH__)
+    if (((uintptr_t)d & 15) == 0) {  // two 16-byte stores: a warp writes whole rows
+        reinterpret_cast<int4*>(d)[0] = make_int4(w[0], w[1], w[2], w[3]);
+        reinterpret_cast<int4*>(d)[1] = make_int4(w[4], w[5], w[6], w[7]);
+        return;
+    }
+#endif
     for (int k = 0; k < 8; ++k) d[k] = w[k];
 }
 

@@ -46,7 +46,8 @@ std::string fixture_root() {
     REQUIRE(std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) == 0);
     copy_file(tables_src() + "/decode/mla_decode.csv", arch + "/decode/mla_decode.csv");
     copy_file(tables_src() + "/reduce/mla_reduce.csv", arch + "/reduce/mla_reduce.csv");
-    for (const char* co : {"mla_decode_bf16_bf16", "mla_decode_bf16_fp8", "mla_decode_fp8_fp8"})
+    for (const char* co : {"mla_decode_bf16_bf16", "mla_decode_bf16_fp8", "mla_decode_fp8_fp8",
+                           "mla_decode_wg_bf16_bf16", "mla_decode_wg_bf16_fp8", "mla_decode_wg_fp8_fp8"})
         write_fake_image(arch + "/decode/" + co + ".cubin", co);
     write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
     return root;
@@ -184,21 +185,21 @@ void expect_reject(mla_context* ctx, const mla_decode_args& a, mla_status status
 
 }  // namespace
 
-TEST_CASE("decode launch: 16 heads bf16 launches the M=16 kernel over num_clusters CTAs", "[decode]") {
+TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_clusters CTAs", "[decode]") {
     mla_context* ctx = make_ctx();
     Call c(4, 16, 1, 64, 500);
     REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
     REQUIRE(fake_rt_launch_count() >= 1);
     const fake_rt_launch_record* r = fake_rt_launch(0);
-    CHECK(std::string(r->symbol) == "mla_decode_bf16_bf16_m16");
+    CHECK(std::string(r->symbol) == "mla_decode_wg_bf16_bf16_m16");
     CHECK(r->grid[0] == unsigned(c.sz.num_clusters));
     CHECK(r->grid[0] == 132);
     CHECK(r->grid[1] == 1);
     CHECK(r->block[0] == 256);
-    CHECK(r->shared == unsigned(mla_decode_smem_bytes(16, false)));
-    CHECK(r->shared == 172288);
+    CHECK(r->shared == unsigned(mla_decode_wg_smem_bytes(16, false)));
+    CHECK(r->shared == 168704);
     CHECK(r->packed == 1);
-    CHECK(fake_rt_max_dynamic_shared("mla_decode_bf16_bf16_m16") == 172288);
+    CHECK(fake_rt_max_dynamic_shared("mla_decode_wg_bf16_bf16_m16") == 168704);
     const mla_decode_params p = params_of(r);
     CHECK(p.q == c.a.q);
     CHECK(p.kv == c.a.kv_cache);
@@ -228,6 +229,7 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 kernel over num_cluste
         const fake_rt_launch_record* rr = fake_rt_launch(1);
         CHECK(std::string(rr->symbol) == "mla_reduce_bf16");
         CHECK(rr->grid[0] == unsigned(c.sz.reduce_indptr_len - 1));
+        CHECK(rr->grid[1] == 16u);  // 16 rows x 4 column quarters / 4 warps
         CHECK(rr->block[0] == 128);
         CHECK(rr->shared == 0);
         REQUIRE(rr->args_bytes == sizeof(mla_reduce_params));
@@ -256,12 +258,12 @@ TEST_CASE("decode launch: row tile, fold and dtype pick the kernel", "[decode]")
         unsigned threads, smem;
     };
     const K ks[] = {
-        {8, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_bf16_bf16_m16", 8, 1, 256, 172288},
-        {32, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_bf16_bf16_m32", 32, 1, 256, 191488},
-        {16, 2, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, "mla_decode_bf16_fp8_m32", 16, 1, 256, 190208},
-        {128, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_bf16_bf16_m64", 64, 2, 256, 194432},
-        {96, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, "mla_decode_fp8_fp8_m64", 48, 2, 256, 193536},
-        {16, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, "mla_decode_fp8_fp8_m16", 16, 1, 256, 208384},
+        {8, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_wg_bf16_bf16_m16", 8, 1, 256, 168704},
+        {32, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_wg_bf16_bf16_m32", 32, 1, 256, 189440},
+        {16, 2, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_bf16_fp8_m32", 16, 1, 256, 226560},
+        {128, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_wg_bf16_bf16_m64", 64, 2, 256, 230912},
+        {96, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_fp8_fp8_m64", 48, 2, 256, 230912},
+        {16, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_fp8_fp8_m16", 16, 1, 256, 205824},
     };
     for (const K& k : ks) {
         INFO(k.sym);
@@ -435,7 +437,7 @@ TEST_CASE("decode launch: fp8 needs its scales", "[decode]") {
     expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "multiples of 16 bytes");
     CHECK(fake_rt_launch_count() == 0);
     REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
-    CHECK(std::string(fake_rt_launch(0)->symbol) == "mla_decode_fp8_fp8_m16");
+    CHECK(std::string(fake_rt_launch(0)->symbol) == "mla_decode_wg_fp8_fp8_m16");
     mla_context_destroy(ctx);
 }
 
@@ -466,12 +468,58 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         const int m = std::stoi(f[2]);
         const bool kv8 = f[1] == "fp8";
         INFO(line);
-        CHECK(std::stoi(f[9]) == mla_decode_warps(m) * 32);
-        CHECK(std::stoi(f[10]) == mla_decode_smem_bytes(m, kv8));
+        // every row names a wgmma kernel (decode_wgmma.cuh); the mma.sync family stays built as
+        // the fallback and is checked by the launch code if a row names it
+        CHECK(std::stoi(f[9]) == mla_decode_wg_threads());
+        CHECK(std::stoi(f[10]) == mla_decode_wg_smem_bytes(m, kv8));
         CHECK(std::stoi(f[10]) <= 227 * 1024);
-        CHECK(f[11] == "mla_decode_" + f[0] + "_" + f[1] + "_m" + f[2]);
-        CHECK(f[12] == "mla_decode_" + f[0] + "_" + f[1] + ".cubin");
+        CHECK(f[11] == "mla_decode_wg_" + f[0] + "_" + f[1] + "_m" + f[2]);
+        CHECK(f[12] == "mla_decode_wg_" + f[0] + "_" + f[1] + ".cubin");
         ++rows;
     }
     CHECK(rows == 36);
+}
+
+// A table whose rows name the mma.sync fallback kernels: their launch values are checked against
+// decode_params.h's mla_decode_warps / mla_decode_smem_bytes (not the wgmma family's).
+TEST_CASE("decode launch: rows naming the mma.sync fallback launch it with its own values", "[decode]") {
+    for (int bad = 0; bad < 2; ++bad) {
+        // one root per table (tables are cached per root)
+        const std::string root = fixture_root() + (bad ? "_mma_bad" : "_mma");
+        const std::string arch = root + "/sm_90a";
+        REQUIRE(std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) == 0);
+        copy_file(tables_src() + "/reduce/mla_reduce.csv", arch + "/reduce/mla_reduce.csv");
+        write_fake_image(arch + "/decode/mla_decode_bf16_bf16.cubin", "mla_decode_bf16_bf16");
+        write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
+        {
+            std::ofstream t(arch + "/decode/mla_decode.csv");
+            t << "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name\n";
+            for (int lse = 0; lse < 2; ++lse)
+                t << "bf16,bf16,16,1,0,0,1," << lse << ",0,256,"
+                  << (bad ? mla_decode_wg_smem_bytes(16, false) : mla_decode_smem_bytes(16, false))
+                  << ",mla_decode_bf16_bf16_m16,mla_decode_bf16_bf16.cubin\n";
+        }
+        fake_rt_install_env();
+        fake_rt_reset();
+        fake_rt_set_device("9.0", 132);
+        mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
+        o.arch = "sm_90a";
+        o.codeobject_root = root.c_str();
+        mla_context* ctx = nullptr;
+        REQUIRE(mla_context_create(&o, &ctx) == MLA_SUCCESS);
+        fake_rt_reset();
+        fake_rt_set_device("9.0", 132);
+        Call c(2, 16, 1, 64, 200);
+        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        INFO(mla_last_error());
+        if (bad) {
+            CHECK(st == MLA_ERROR_TABLE);
+            CHECK(fake_rt_launch_count() == 0);
+        } else {
+            REQUIRE(st == MLA_SUCCESS);
+            CHECK(std::string(fake_rt_launch(0)->symbol) == "mla_decode_bf16_bf16_m16");
+            CHECK(fake_rt_launch(0)->shared == unsigned(mla_decode_smem_bytes(16, false)));
+        }
+        mla_context_destroy(ctx);
+    }
 }

@@ -1,7 +1,9 @@
 """GPU decode through the Python package (marked `gpu`: needs torch and an sm_90a device) against
 a torch float64 reference. Tolerances are the project's (docs/kernels.md, FlashMLA's rule): an
 element passes if its abs error < 8e-4 or rel error < 1.6% (out), abs 1e-6 or rel 1.2e-4 (LSE);
--inf must match exactly.
+-inf must match exactly. For out, an element also passes within 2 bf16 ulps (2^-7) of
+sum_i p_i |v_i|: the kernels round the probabilities to bf16 before P.V, which dominates the
+error when only a few keys are visible and the output cancels (observed 5e-3 with 2 keys).
 Run: LIBMLA_PATH=build/src/libmla.so.0 python3 -m pytest tests/python -m gpu"""
 import math
 
@@ -53,6 +55,7 @@ def torch_reference(p, sm_scale, causal, q_scale=1.0, kv_scale=1.0):
     pages = torch.from_numpy(p["pages"]).long().cuda()
     out = torch.zeros((q.shape[0], q.shape[1], V), dtype=torch.float64, device="cuda")
     lse = torch.full((q.shape[0], q.shape[1]), -math.inf, dtype=torch.float64, device="cuda")
+    wabs = torch.zeros((q.shape[0], q.shape[1], V), dtype=torch.float64, device="cuda")
     for b in range(len(qo) - 1):
         L, P = int(qo[b + 1] - qo[b]), int(kvi[b + 1] - kvi[b])
         N = (P - 1) * ps + int(last[b]) if P else 0
@@ -69,15 +72,18 @@ def torch_reference(p, sm_scale, causal, q_scale=1.0, kv_scale=1.0):
         l_ = e.sum(dim=2, keepdim=True)
         out[qo[b]:qo[b + 1]] = torch.einsum("lhn,nd->lhd", e, keys[:, :V]) / l_ * kv_scale
         lse[qo[b]:qo[b + 1]] = (m + torch.log(l_))[..., 0]
-    return out, lse
+        wabs[qo[b]:qo[b + 1]] = torch.einsum("lhn,nd->lhd", e, keys[:, :V].abs()) / l_ * kv_scale
+    return out, lse, wabs
 
 
-def assert_close(got, want, abs_tol, rel_tol, what):
+def assert_close(got, want, abs_tol, rel_tol, what, p_bound=None):
     got = got.double()
     inf_g, inf_w = torch_isneginf(got), torch_isneginf(want)
     assert bool((inf_g == inf_w).all()), f"{what}: -inf rows differ"
     d = (got - want).abs()
     ok = (d < abs_tol) | (d < rel_tol * want.abs()) | inf_w
+    if p_bound is not None:
+        ok |= d <= 2.0 ** -7 * p_bound
     bad = int((~ok).sum())
     assert bad == 0, (f"{what}: {bad} of {ok.numel()} elements off, max abs err "
                       f"{float(d[~inf_w].max()):.3g}")
@@ -119,10 +125,10 @@ def test_decode_matches_torch_float64(q_dt, kv_dt, H, qlens, ps, kv_lens, causal
     assert out.dtype == torch.bfloat16 and out.shape == (p["q"].shape[0], H, V)
     assert lse.dtype == torch.float32 and lse.shape == (p["q"].shape[0], H)
     assert int(flag.item()) == 0
-    want_out, want_lse = torch_reference(
+    want_out, want_lse, bound = torch_reference(
         p, libmla.DEFAULT_SM_SCALE if sm_scale is None else sm_scale, causal,
         1.0 if q_scale is None else q_scale, 1.0 if kv_scale is None else kv_scale)
-    assert_close(out, want_out, 8e-4, 2.01 / 128, "out")
+    assert_close(out, want_out, 8e-4, 2.01 / 128, "out", bound)
     assert_close(lse, want_lse, 1e-6, 8.01 / 65536, "lse")
 
 
@@ -163,8 +169,8 @@ def test_raw_pointers_and_explicit_stream():
                       workspace=ws.data_ptr(), stream=s.cuda_stream)
     assert r == (out.data_ptr(), lse.data_ptr())
     s.synchronize()
-    want_out, want_lse = torch_reference(p, libmla.DEFAULT_SM_SCALE, True)
-    assert_close(out, want_out, 8e-4, 2.01 / 128, "out")
+    want_out, want_lse, bound = torch_reference(p, libmla.DEFAULT_SM_SCALE, True)
+    assert_close(out, want_out, 8e-4, 2.01 / 128, "out", bound)
     assert_close(lse, want_lse, 1e-6, 8.01 / 65536, "lse")
 
 
@@ -178,8 +184,8 @@ def test_update_metadata_then_decode():
     out = libmla.decode(p2["q"], p2["kv"], dev["qo"], dev["kvi"], dev["pages"], dev["last"], 1,
                         plan)
     torch.cuda.synchronize()
-    assert_close(out, torch_reference(p2, libmla.DEFAULT_SM_SCALE, True)[0], 8e-4, 2.01 / 128,
-                 "out")
+    want_out, _, bound = torch_reference(p2, libmla.DEFAULT_SM_SCALE, True)
+    assert_close(out, want_out, 8e-4, 2.01 / 128, "out", bound)
 
 
 def test_gpu_input_errors_before_launch():

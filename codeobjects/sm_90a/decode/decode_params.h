@@ -70,4 +70,18 @@ static inline constexpr int mla_decode_smem_bytes(int m, bool kv_fp8) {
            + (4 * m + 2 * (mla_decode_warps(m) / (m / 16)) * m) * 4                  /* stats */
            + mla_decode_stages(m, kv_fp8) * mla_decode_tile_n(m) * 4;                /* token flags */
 }
+/* wgmma kernels (mla_decode_wg_<q>_<kv>_m<M>, decode_wgmma.cuh): 2 warpgroups (256 threads),
+ * 64-token KV tiles in a 128-byte-swizzled shared layout; bf16 KV: a ring of `stages` tiles;
+ * fp8 KV: a ring of `stages` raw fp8 tiles plus one widened bf16 tile. Shared memory: Q (M rows),
+ * the ring, [the bf16 tile], P^T (M x 64 bf16), row-max exchange (4 M floats), token flags. */
+static inline constexpr int mla_decode_wg_threads() { return 256; }
+static inline constexpr int mla_decode_wg_stages(int m, bool kv_fp8) { return kv_fp8 ? (m == 64 ? 2 : 3) : 2; }
+static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
+    return m * 1152                                                         /* Q, bf16 */
+           + mla_decode_wg_stages(m, kv_fp8) * (kv_fp8 ? 64 * 576 : 64 * 1152) /* ring    */
+           + (kv_fp8 ? 64 * 1152 : 0)                                       /* widened */
+           + m * 128                                                        /* P^T     */
+           + 16 * m                                                         /* maxima  */
+           + mla_decode_wg_stages(m, kv_fp8) * 64 * 4;                      /* flags   */
+}
 #endif

@@ -58,8 +58,8 @@ typedef struct mla_meta_params {
 
 // Dynamic shared memory of the kernel for B requests and C clusters (bytes). Layout, in order:
 // int64 R[B+1], X[C+1], scratch[64]; int32 TR[B+1], K[B], A[B], XB[C+1], TB[C+1], IN[C+1],
-// WI[C+1], SP_RED[C+1], SP_TILE[C], SP_FIRST[C], SP_NFRAG[C], SP_PART[C], scratch[64].
+// WI[C+1], SP_RED[C+1], SP_TILE[C], SP_FIRST[C], SP_NFRAG[C], SP_PART[C], BK[C+2].
 static inline uint32_t mla_meta_smem_bytes(int32_t B, int32_t C) {
     return (uint32_t)(8 * ((B + 1) + (C + 1) + 64) +
-                      4 * ((B + 1) + 2 * B + 5 * (C + 1) + 4 * C + 64));
+                      4 * ((B + 1) + 2 * B + 5 * (C + 1) + 4 * C + (C + 2)));
 }

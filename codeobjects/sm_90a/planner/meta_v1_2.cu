@@ -45,6 +45,45 @@ __device__ int64_t scan_excl64(int64_t v, int64_t* scratch, int64_t* total) {
     return before;
 }
 
+// Two exclusive scans in one pass (scratch: 2 * kWarps int64).
+__device__ void scan_excl_pair(int64_t a, int64_t b, int64_t* scratch, int64_t* ea, int64_t* eb,
+                               int64_t* ta, int64_t* tb) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int64_t ia = a, ib = b;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const int64_t ua = __shfl_up_sync(kFull, ia, o), ub = __shfl_up_sync(kFull, ib, o);
+        if (lane >= o) {
+            ia += ua;
+            ib += ub;
+        }
+    }
+    if (lane == 31) {
+        scratch[warp] = ia;
+        scratch[kWarps + warp] = ib;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        int64_t wa = scratch[lane], wb = scratch[kWarps + lane];
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const int64_t ua = __shfl_up_sync(kFull, wa, o), ub = __shfl_up_sync(kFull, wb, o);
+            if (lane >= o) {
+                wa += ua;
+                wb += ub;
+            }
+        }
+        scratch[lane] = wa;
+        scratch[kWarps + lane] = wb;
+    }
+    __syncthreads();
+    *ea = (warp ? scratch[warp - 1] : 0) + ia - a;
+    *eb = (warp ? scratch[kWarps + warp - 1] : 0) + ib - b;
+    *ta = scratch[kWarps - 1];
+    *tb = scratch[2 * kWarps - 1];
+    __syncthreads();
+}
+
 __device__ int32_t scan_excl32(int32_t v, int64_t* scratch, int32_t* total) {
     int64_t t;
     const int32_t r = (int32_t)scan_excl64(v, scratch, &t);
@@ -104,6 +143,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     int32_t* SP_FIRST = SP_TILE + C;
     int32_t* SP_NFRAG = SP_FIRST + C;
     int32_t* SP_PART = SP_NFRAG + C;
+    int32_t* BK = SP_PART + C;  // [C + 2] bucket -> request
 
     // ---- 1. costs and tiles per request, prefix scans -------------------------------------
     const int32_t chunk = (B + kThreads - 1) / kThreads;
@@ -121,9 +161,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         my_tiles += TR[b];
     }
     int64_t total;
-    int32_t num_tiles;
-    int64_t pos = scan_excl64(my_cost, scr, &total);
-    int32_t tpos = scan_excl32(my_tiles, scr, &num_tiles);
+    int64_t pos, tpos64, tiles64;
+    scan_excl_pair(my_cost, my_tiles, scr, &pos, &tpos64, &total, &tiles64);
+    int32_t tpos = (int32_t)tpos64;
+    const int32_t num_tiles = (int32_t)tiles64;
     for (int32_t b = b_lo; b < b_hi; ++b) {
         const int64_t cost = R[b];
         const int32_t tiles = TR[b];
@@ -142,40 +183,50 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     MLA_META_MARK(1);
     const int64_t W = cluster_stride(c, total);
 
-    // ---- 2. the cluster chain (warp 0) -----------------------------------------------------
+    // ---- 2. the cluster chain ---------------------------------------------------------------
+    // Bucket index: BK[i] = the request holding position i * W (every bucket below total has
+    // exactly one writer). y = x + m W lies in bucket floor(x / W) + m, so its request is found
+    // by a short binary search between BK[i] and BK[i + 1].
+    const int32_t nb = (int32_t)((total + W - 1) / W);  // buckets below total (<= eff <= C)
+    for (int32_t b = b_lo; b < b_hi; ++b) {
+        const int64_t r0 = R[b], r1 = R[b + 1];
+        if (r1 == r0) continue;
+        for (int64_t i = (r0 + W - 1) / W; i * W < r1; ++i) BK[i] = b;
+    }
+    __syncthreads();
+    // Warp 0 advances in rounds: lane l tries step l+1 from x assuming no snap in between;
+    // steps up to and including the first one that snaps (or reaches total) are exact.
     if (warp == 0) {
-        int64_t x = 0;
-        int32_t hint = 0;  // R[hint] <= every later y
+        int64_t x = 0, qx = 0;  // qx = floor(x / W)
         if (lane == 0) X[0] = 0;
-        for (int32_t cl = 1; cl < C; ++cl) {
-            const int64_t y = x + W;
-            if (x >= total || y >= total) {
-                x = total;
-            } else {
-                // First idx > hint with R[idx] > y (R[B] = total > y ends the search); each lane
-                // also fetches what the request idx - 1 needs, so one round trip answers.
-                int32_t base = hint + 1, b = 0;
-                int64_t rb = 0;
-                Req q{};
-                for (;;) {
-                    const int32_t idx = min(base + lane, B);
-                    const int64_t r_hi = R[idx], r_lo = R[idx - 1];
-                    const int32_t k = K[idx - 1], a = A[idx - 1];
-                    const unsigned m = __ballot_sync(kFull, r_hi > y);
-                    if (m) {
-                        const int src = __ffs(m) - 1;
-                        b = min(base + src, B) - 1;
-                        rb = __shfl_sync(kFull, r_lo, src);
-                        q.blocks = __shfl_sync(kFull, k, src);
-                        q.good = __shfl_sync(kFull, a, src);
-                        break;
-                    }
-                    base += 32;
-                }
-                hint = b;
-                x = snap(c, q, rb, y);
+        int32_t cl = 1;
+        while (cl < C) {
+            if (x >= total) {
+                for (int32_t i = cl + lane; i < C; i += 32) X[i] = total;
+                break;
             }
-            if (lane == 0) X[cl] = x;
+            const int64_t y = x + (int64_t)(lane + 1) * W;
+            int64_t z = total;
+            if (y < total) {
+                const int64_t bi = qx + lane + 1;  // bucket of y
+                int32_t lo = BK[bi], hi = (bi + 1 < nb) ? BK[bi + 1] : B - 1;
+                while (lo < hi) {  // largest b in [lo, hi] with R[b] <= y
+                    const int32_t mid = (lo + hi + 1) >> 1;
+                    if (R[mid] <= y) lo = mid;
+                    else hi = mid - 1;
+                }
+                Req q{};
+                q.blocks = K[lo];
+                q.good = A[lo];
+                z = snap(c, q, R[lo], y);
+            }
+            const unsigned m = __ballot_sync(kFull, z != y);
+            const int k = m ? __ffs(m) - 1 : 31;
+            if (lane <= k && cl + lane < C) X[cl + lane] = z;
+            x = __shfl_sync(kFull, z, k);
+            qx += k + 1;
+            while ((qx + 1) * W <= x) ++qx;
+            cl += k + 1;
         }
         if (lane == 0) X[C] = total;
     }
@@ -239,9 +290,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             nf = SP_NFRAG[tid];
             rows = nf * q.tsize;
         }
-        int32_t tot_red, tot_rows;
-        const int32_t red = scan_excl32(nf, scr, &tot_red);
-        const int32_t part = scan_excl32(rows, scr, &tot_rows);
+        int64_t red64, part64, tot_red64, tot_rows64;
+        scan_excl_pair(nf, rows, scr, &red64, &part64, &tot_red64, &tot_rows64);
+        const int32_t red = (int32_t)red64, part = (int32_t)part64, tot_red = (int32_t)tot_red64;
         if (tid < num_split) {
             SP_RED[tid] = red;
             SP_PART[tid] = part;
@@ -259,25 +310,26 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     const Out out{p.work_info_set,      p.work_info_set_rows, p.reduce_indptr,
                   p.reduce_indptr_len,  p.reduce_final_map,   p.reduce_final_map_rows,
                   p.reduce_partial_map, p.reduce_partial_map_len};
-    for (int32_t b = tid; b < B; b += kThreads) {
+    // One thread per tile: consecutive lanes write consecutive works (coalesced rows).
+    for (int32_t t = tid; t < num_tiles; t += kThreads) {
+        int32_t lo = 0, hi = B - 1;  // request b: TR[b] <= t < TR[b+1]
+        while (lo < hi) {
+            const int32_t mid = (lo + hi + 1) >> 1;
+            if (TR[mid] <= t) lo = mid;
+            else hi = mid - 1;
+        }
+        const int32_t b = lo, j = t - TR[b];
         const int32_t qo0 = p.qo_indptr[b], kv0 = p.kv_indptr[b], last = p.kv_last_page_lens[b];
         const Req q = make_req(c, qo0, p.qo_indptr[b + 1], kv0, p.kv_indptr[b + 1], last);
-        const int32_t nt = req_tiles(c, q), cost = tile_cost(c, q);
-        int32_t c0 = 0;
-        for (int32_t j = 0; j < nt; ++j) {
-            const int64_t s = R[b] + (int64_t)j * cost;
-            // Largest cluster c0 < C with X[c0] <= s (X strictly increases below total).
-            int32_t lo = c0, hi = C - 1;
-            while (lo < hi) {
-                const int32_t mid = (lo + hi + 1) >> 1;
-                if (X[mid] <= s) lo = mid;
-                else hi = mid - 1;
-            }
-            c0 = lo;
-            const int32_t t = TR[b] + j;
-            fill_tile(c, q, b, j, t, s, c0, split_lower_bound(sp, t), qo0, kv0, last, X, TB, IN,
-                      WI, sp, out);
+        const int64_t s = R[b] + (int64_t)j * tile_cost(c, q);
+        int32_t c0 = 0, c1 = C - 1;  // largest c0 < C with X[c0] <= s
+        while (c0 < c1) {
+            const int32_t mid = (c0 + c1 + 1) >> 1;
+            if (X[mid] <= s) c0 = mid;
+            else c1 = mid - 1;
         }
+        fill_tile(c, q, b, j, t, s, c0, split_lower_bound(sp, t), qo0, kv0, last, X, TB, IN, WI,
+                  sp, out);
     }
 #ifdef MLA_META_PROFILE
     __syncthreads();

@@ -1,8 +1,9 @@
 // mla_reduce.cu - sm_90a split-KV reducer (mla_reduce_bf16): merges the fp32 partial rows of
 // every split qo tile into bf16 out and fp32 LSE (docs/plan-layout.md "Reduce").
 //
-// Grid: one CTA per planned tile (reduce_indptr_len - 1); unsplit tiles (no fragment) return.
-// Block: 128 threads, one warp per (row, head) pair at a time, 16 output columns per lane.
+// Grid: x = planned tile (reduce_indptr_len - 1; unsplit tiles return), y = groups of units.
+// A unit is (row, head, 128-column quarter) of the tile, one warp each (unit = blockIdx.y *
+// warps + warp), so one long split tile spreads over rows x heads x 4 warps on many SMs.
 // For row i, head h: lse* = m + log sum_k exp(lse_k - m), m the largest finite lse_k;
 // o = sum_k exp(lse_k - lse*) o_k. A fragment with lse_k = -inf (or NaN) gets weight 0 and its
 // o_k is never read, so 0 * NaN cannot occur; all -inf -> o = 0, lse* = -inf.
@@ -26,9 +27,10 @@ extern "C" __global__ void __launch_bounds__(128) mla_reduce_bf16(const __grid_c
     if (f1 <= f0) return;  // unsplit tile: the decode kernel wrote it
     const int qs = p.reduce_final_map[2 * tile], qe = p.reduce_final_map[2 * tile + 1];
     const int Hk = p.kernel_heads, r = p.qk_batch_ratio;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int pairs = (qe - qs) * Hk;
-    for (int pr = warp; pr < pairs; pr += blockDim.x / 32) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    const int units = (qe - qs) * Hk * 4;
+    for (int u = blockIdx.y * nwarps + warp; u < units; u += gridDim.y * nwarps) {
+        const int pr = u >> 2, quarter = u & 3;
         const int i = pr / Hk, h = pr % Hk;
         const int f = qs + i;  // folded row
         // request b: qo_indptr[b] * r <= f < qo_indptr[b + 1] * r
@@ -59,39 +61,53 @@ extern "C" __global__ void __launch_bounds__(128) mla_reduce_bf16(const __grid_c
         for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
         const float lse = (m > -INFINITY && sum > 0.f) ? m + logf(sum) : -INFINITY;
 
-        float acc[16];
-#pragma unroll
-        for (int e = 0; e < 16; ++e) acc[e] = 0.f;
+        // this lane's 4 columns: quarter * 128 + 4 lane; four fragments in flight
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
         if (lse > -INFINITY) {
-            for (int k = f0; k < f1; ++k) {
+            const int col = quarter * 128 + 4 * lane;
+            int k = f0;
+            for (; k + 4 <= f1; k += 4) {
+                float wgt[4];
+                float4 v[4];
+#pragma unroll
+                for (int u4 = 0; u4 < 4; ++u4) {
+                    const int64_t prow = ((int64_t)p.reduce_partial_map[k + u4] + i) * Hk + h;
+                    const float x = p.partial_lse[prow];
+                    const bool fin = finite_lse(x);
+                    wgt[u4] = fin ? __expf(x - lse) : 0.f;
+                    v[u4] = make_float4(0.f, 0.f, 0.f, 0.f);
+                    if (fin) v[u4] = __ldg(reinterpret_cast<const float4*>(p.partial_out + prow * kDV + col));
+                }
+#pragma unroll
+                for (int u4 = 0; u4 < 4; ++u4) {
+                    acc.x += wgt[u4] * v[u4].x;
+                    acc.y += wgt[u4] * v[u4].y;
+                    acc.z += wgt[u4] * v[u4].z;
+                    acc.w += wgt[u4] * v[u4].w;
+                }
+            }
+            for (; k < f1; ++k) {
                 const int64_t prow = ((int64_t)p.reduce_partial_map[k] + i) * Hk + h;
                 const float x = p.partial_lse[prow];
                 if (!finite_lse(x)) continue;
-                const float wgt = expf(x - lse);
-                const float4* src = reinterpret_cast<const float4*>(p.partial_out + prow * kDV);
-#pragma unroll
-                for (int v = 0; v < 4; ++v) {
-                    const float4 o = src[lane + 32 * v];
-                    acc[4 * v + 0] += wgt * o.x;
-                    acc[4 * v + 1] += wgt * o.y;
-                    acc[4 * v + 2] += wgt * o.z;
-                    acc[4 * v + 3] += wgt * o.w;
-                }
+                const float wgt = __expf(x - lse);
+                const float4 o = *reinterpret_cast<const float4*>(p.partial_out + prow * kDV + col);
+                acc.x += wgt * o.x;
+                acc.y += wgt * o.y;
+                acc.z += wgt * o.z;
+                acc.w += wgt * o.w;
             }
         }
         const int64_t tok = qo_b + t;
         const int head = g * Hk + h;
         __nv_bfloat16* dst = static_cast<__nv_bfloat16*>(p.out) + tok * p.out_stride_token +
-                             (int64_t)head * p.out_stride_head;
-#pragma unroll
-        for (int v = 0; v < 4; ++v) {
-            __nv_bfloat162 lo2 = __floats2bfloat162_rn(acc[4 * v + 0], acc[4 * v + 1]);
-            __nv_bfloat162 hi2 = __floats2bfloat162_rn(acc[4 * v + 2], acc[4 * v + 3]);
-            uint2 pk;
-            pk.x = *reinterpret_cast<uint32_t*>(&lo2);
-            pk.y = *reinterpret_cast<uint32_t*>(&hi2);
-            *reinterpret_cast<uint2*>(dst + 4 * (lane + 32 * v)) = pk;
-        }
-        if (p.lse && lane == 0) p.lse[tok * p.num_heads + head] = lse;
+                             (int64_t)head * p.out_stride_head + quarter * 128 + 4 * lane;
+        __nv_bfloat162 lo2 = __floats2bfloat162_rn(acc.x, acc.y);
+        __nv_bfloat162 hi2 = __floats2bfloat162_rn(acc.z, acc.w);
+        uint2 pk;
+        pk.x = *reinterpret_cast<uint32_t*>(&lo2);
+        pk.y = *reinterpret_cast<uint32_t*>(&hi2);
+        *reinterpret_cast<uint2*>(dst) = pk;
+        if (p.lse && lane == 0 && quarter == 0) p.lse[tok * p.num_heads + head] = lse;
     }
 }

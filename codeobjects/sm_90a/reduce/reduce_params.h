@@ -4,7 +4,8 @@
 #pragma once
 #include <stdint.h>
 
-/* Reducer (mla_reduce_bf16): one CTA per qo tile; unsplit tiles return at once. */
+/* Reducer (mla_reduce_bf16): grid (tiles, groups); a warp per (row, head, 128-column quarter);
+ * unsplit tiles return at once. */
 struct mla_reduce_params {
     const float* partial_out;       /* [partial_rows, Hk, 512]                                  */
     const float* partial_lse;       /* [partial_rows, Hk]                                       */
