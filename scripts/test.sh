@@ -22,7 +22,7 @@ for line in open(sys.argv[1]):
         continue
     entry = json.loads(line)
     result = entry.get("result", "")
-    if entry.get("name") == "python":  # pytest's closing line ("N passed, N skipped in Ts")
+    if entry.get("name", "").split(" / ")[-1] == "python":  # pytest's closing line ("N passed, N skipped in Ts")
         tail = [l for l in (entry.get("stdout") or "").splitlines() if l.strip()]
         print("pytest (suite python): " + (tail[-1] if tail else "(no output)"))
     if result in ("OK", "EXPECTEDFAIL"):

@@ -30,7 +30,8 @@ if has test; then
 fi
 if has sanitizer; then
     for a in "--heads 16" "--heads 32" "--heads 128 --qlen 2 --page-size 16" "--dtype fp8 --heads 32 --page-size 1" \
-             "--dtype bf16 --kv-dtype fp8 --heads 64" "--dtype fp8 --heads 8 --qlen 4"; do
+             "--dtype bf16 --kv-dtype fp8 --heads 64" "--dtype fp8 --heads 8 --qlen 4" "--dtype fp8 --heads 16" \
+             "--dtype bf16 --kv-dtype fp8 --heads 16 --page-size 1" "--dtype fp8 --heads 128 --qlen 3"; do
         timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$T" run --batch 3 --kv-len 300 --iters 1 --check -1 $a \
             >>"$OUT/sanitizer.log" 2>&1 || rc=1
     done

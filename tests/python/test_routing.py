@@ -2,7 +2,9 @@
 (tests/fixtures) and the build tree's real sm_90a tables. Expected values follow the routing
 rules (aiter's asm remap for AMD, libmla's sm_90a rules: Hk = H / r with r the smallest divisor
 >= ceil(H/64), row tile M = T * Hk padded to 16/32/64 with T = min(L, max(1, 64 / Hk)))."""
+import csv
 import dataclasses
+import os
 
 import pytest
 
@@ -58,6 +60,17 @@ def test_asm_query_errors(fixture_root):
 
 # ---- sm_90a on the build tree's real tables ------------------------------------------------
 
+def _sm90_row(root, q, kv, m, causal=1, lse=0):
+    """The build tree's sm_90a decode table row of a key (read here with the csv module)."""
+    path = os.path.join(root, "sm_90a", "decode", "mla_decode.csv")
+    with open(path) as f:
+        rows = [r for r in csv.DictReader(f) if (r["qType"], r["kvType"], int(r["Gqa"]),
+                                                   int(r["causal"]), int(r["lse"])) ==
+                (q, kv, m, causal, lse)]
+    assert len(rows) == 1, (path, q, kv, m)
+    return rows[0]
+
+
 @pytest.mark.parametrize("heads,qlen,q,kv,fold,hk,m", [
     (16, 1, "bf16", "bf16", 1, 16, 16),
     (16, 2, "bf16", "bf16", 1, 16, 32),
@@ -79,8 +92,9 @@ def test_sm90_shape_support_real_tables(build_root, heads, qlen, q, kv, fold, hk
     assert s.reduce_supported is True
     assert s.asm_status is MlaAsmStatus.OK and s.asm_status == "OK"
     assert (s.table_gqa, s.table_qseqlen) == (m, 0)
-    assert s.asm_kernel == f"mla_decode_{q}_{kv}_m{m}"
-    assert s.code_object.endswith(f"sm_90a/decode/mla_decode_{q}_{kv}.cubin")
+    row = _sm90_row(build_root, q, kv, m)
+    assert s.asm_kernel == row["knl_name"]
+    assert s.code_object == os.path.join(build_root, "sm_90a", "decode", row["co_name"])
     assert s.supported is True and s.reasons == () and s.num_reasons == 0
     # The aiter-compatible query reports the same row for the kernel heads.
     assert libmla.decode_asm_query("sm_90a", q, kv, hk, max_seqlen_q=qlen) == \

@@ -21,8 +21,8 @@ from .routing import (version, version_string, decode_asm_query, ps1_fp8_asm_que
 from .planner import (metadata_info, plan_metadata, update_metadata, Plan, MetadataInfo,
                       PlanSummary)
 from .reference import decode_reference, execute_plan_reference, DEFAULT_SM_SCALE
-from .device import (decode, plan_metadata_device, upload_plan, context, Context, DevicePlan,
-                     DeviceBuffer, device_copy, smoke_launch)
+from .device import context, Context, DeviceBuffer, device_copy, smoke_launch
+from .decode import decode, plan_metadata_device, upload_plan, DevicePlan
 
 lib = _lib.load()  # ImportError (listing the paths tried) when no libmla.so is found
 

@@ -76,8 +76,14 @@ static inline constexpr int mla_decode_smem_bytes(int m, bool kv_fp8) {
  * the ring, [the bf16 tile], P^T (M x 64 bf16), row-max exchange (4 M floats), token flags. */
 static inline constexpr int mla_decode_wg_threads() { return 256; }
 static inline constexpr int mla_decode_wg_stages(int m, bool kv_fp8) { return kv_fp8 ? (m == 64 ? 2 : 3) : 2; }
+/* fp8 KV with M = 16 runs the ping-pong variant (M = 32 would need ~270 registers): each warpgroup loads its own tiles (every other
+ * one) into registers, widens them into its own bf16 tile and keeps its own O^T; the two meet at
+ * the end. Shared memory: Q, 2 bf16 tiles, 2 P^T, 2 max exchanges, 2 x 64 flags, 2 x (m, l). */
+static inline constexpr int mla_decode_wg_pingpong(int m, bool kv_fp8) { return kv_fp8 && m == 16; }
 static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
-    return m * 1152                                                         /* Q, bf16 */
+    return mla_decode_wg_pingpong(m, kv_fp8)
+               ? m * 1152 + 2 * 64 * 1152 + 2 * m * 128 + 2 * 16 * m + 2 * 64 * 4 + 2 * 4 * m
+               : m * 1152                                                         /* Q, bf16 */
            + mla_decode_wg_stages(m, kv_fp8) * (kv_fp8 ? 64 * 576 : 64 * 1152) /* ring    */
            + (kv_fp8 ? 64 * 1152 : 0)                                       /* widened */
            + m * 128                                                        /* P^T     */

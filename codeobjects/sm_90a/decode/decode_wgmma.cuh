@@ -15,6 +15,13 @@
 #pragma once
 #include "decode/decode_kernel.cuh"  // cp.async, ex2, fp8 widening, Work
 
+// Measurement hook (docs/kernels.md, "placing the time"): a build with -DMLA_WG_ABLATE=1 skips the
+// O^T MMAs, 2 the S^T MMAs, 4 all MMA-warpgroup work after each tile lands (loads only). Results
+// are then wrong; the shipped cubins are built with 0.
+#ifndef MLA_WG_ABLATE
+#define MLA_WG_ABLATE 0
+#endif
+
 namespace mla_wg {
 
 using mla_dec::cp_async16;
@@ -114,6 +121,106 @@ __device__ __forceinline__ void widen_store(char* base, int rows, int r, int q8,
     *reinterpret_cast<uint4*>(base + sw_off(rows, r, 2 * q8 + 1)) = w[1];
 }
 
+// One 64-token tile of a warpgroup's NQ query rows: S^T = K . Q^T (A = tile at kt_off, B = Q rows
+// through dQ), mask (token flags, causal limits, padding rows), base-2 online softmax with the
+// column maxima met in red[4][NQ] (named barrier bar_id), P^T (bf16, swizzled) at p_off, then
+// O^T = O^T * alpha + V^T . P^T. Every thread of the warpgroup calls it.
+// kt_off, p_off: byte offsets in shared memory (1024-aligned).
+template <int N, int NQ>
+__device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt_off, uint32_t p_off, float* red,
+                                         const int* tok, int jt0, const int (&lim)[NQ / 4], float sl2,
+                                         float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&o)[8][NQ / 2],
+                                         uint64_t dQ, int bar_id) {
+    constexpr int NR = NQ / 2, NI = NQ / 4;
+    const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3;
+    const int r0 = 16 * wl + (lane >> 2);  // this thread's tokens r0, r0 + 8 of the tile
+    const uint64_t dP = sw128_desc(sbase + p_off, 16, 1024);
+    // ---- S^T = K . Q^T over 576 dims ----
+    float s[NR];
+#pragma unroll
+    for (int e = 0; e < NR; ++e) s[e] = 0.f;
+    const uint64_t dK = sw128_desc(sbase + kt_off, 16, 1024);
+    reg_fence(s);
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < ((MLA_WG_ABLATE & 2) ? 0 : kD / 16); ++kk) {
+        const int kb = kk >> 2, k4 = kk & 3;
+        wgmma<NQ, 0>(s, dK + uint64_t((kb * kBlk + k4 * 32) >> 4),
+                     dQ + uint64_t((kb * N * 128 + k4 * 32) >> 4), kk > 0);
+    }
+    wg_commit();
+    wg_wait0();
+    reg_fence(s);
+
+    // ---- mask, scale to base-2 logits, column (query row) maxima ----
+    const int jt = jt0 + r0;
+    const bool ok0 = tok[r0] != 0, ok1 = tok[r0 + 8] != 0;
+    float mx[NI];
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+        const int e0 = 4 * (i >> 1) + (i & 1);
+        const float a = (ok0 && jt <= lim[i]) ? s[e0] * sl2 : -INFINITY;
+        const float b = (ok1 && jt + 8 <= lim[i]) ? s[e0 + 2] * sl2 : -INFINITY;
+        s[e0] = a;
+        s[e0 + 2] = b;
+        mx[i] = fmaxf(a, b);
+        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 4));
+        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 8));
+        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 16));
+    }
+    if (lane < 4) {
+#pragma unroll
+        for (int i = 0; i < NI; ++i)
+            red[wl * NQ + 8 * (i >> 1) + 2 * lane + (i & 1)] = mx[i];
+    }
+    bar_sync(bar_id, 128);  // (B) warp maxima visible within the warpgroup
+    float alpha[NI];
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+        const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
+        float mn = m_run[i];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) mn = fmaxf(mn, red[k * NQ + col]);
+        alpha[i] = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - mn);
+        m_run[i] = mn;
+        const int e0 = 4 * (i >> 1) + (i & 1);
+        // a row with no visible key so far keeps p = 0 (no -inf - -inf)
+        const float pa = mn == -INFINITY ? 0.f : ex2(s[e0] - mn);
+        const float pb = mn == -INFINITY ? 0.f : ex2(s[e0 + 2] - mn);
+        l_run[i] = l_run[i] * alpha[i] + pa + pb;
+        const int qr = col;  // swizzle phase: p_off rows start 1024-aligned
+        char* prow = smem + p_off + qr * 128 + ((r0 & 7) << 1);
+        const __nv_bfloat16 ba = __float2bfloat16_rn(pa), bb = __float2bfloat16_rn(pb);
+        *reinterpret_cast<__nv_bfloat16*>(prow + ((((r0 >> 3)) ^ (qr & 7)) << 4)) = ba;
+        *reinterpret_cast<__nv_bfloat16*>(prow + ((((r0 >> 3) + 1) ^ (qr & 7)) << 4)) = bb;
+    }
+    fence_proxy_async();
+    bar_sync(bar_id, 128);  // (C) P^T visible to the warpgroup's MMAs
+
+    // ---- O^T = O^T * alpha + V^T . P^T over this tile's 64 tokens ----
+#pragma unroll
+    for (int mb = 0; mb < 8; ++mb)
+#pragma unroll
+        for (int i = 0; i < NI; ++i) {
+            const int e0 = 4 * (i >> 1) + (i & 1);
+            o[mb][e0] *= alpha[i];
+            o[mb][e0 + 2] *= alpha[i];
+        }
+    const uint64_t dV = sw128_desc(sbase + kt_off, 1024, 1024);
+#pragma unroll
+    for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
+    wg_fence();
+#pragma unroll
+    for (int mb = 0; mb < ((MLA_WG_ABLATE & 1) ? 0 : 8); ++mb)
+#pragma unroll
+        for (int kt = 0; kt < kTN / 16; ++kt)
+            wgmma<NQ, 1>(o[mb], dV + uint64_t((mb * kBlk + kt * 2048) >> 4), dP + uint64_t((kt * 32) >> 4), 1);
+    wg_commit();
+    wg_wait0();
+#pragma unroll
+    for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
+}
+
 template <int N, bool Q8, bool KV8>
 __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char* smem) {
     using C = Cfg<N, KV8>;
@@ -190,46 +297,52 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             }
         }
 
-        // ---- KV tile loader: 16-byte chunks, flat over (token, chunk); bad pages never read ----
+        // ---- KV tile loader: 4 threads per token (one page lookup each), 16-byte chunks
+        // sub + 4 k; tokens past the work's end or on a bad page are zero-filled, never read ----
+        const int ld_t = tid >> 2, ld_sub = tid & 3;
+        // swizzled destinations of chunks sub + 4 k: block k / 2, chunk sub + 4 (k & 1)
+        const uint32_t ld_even = uint32_t(ld_t * 128 + ((ld_sub ^ (ld_t & 7)) << 4));
+        const uint32_t ld_odd = uint32_t(ld_t * 128 + (((ld_sub + 4) ^ (ld_t & 7)) << 4));
         auto issue = [&](int tile) {
             if (tile < n_tiles) {
                 const int stage = tile % C::STAGES;
-                const int jb = w.tok_begin + tile * kTN;
-                constexpr int CPT = KV8 ? 36 : 72;  // chunks per token
-#pragma unroll
-                for (int k = 0; k < kTN * CPT / 256; ++k) {
-                    const int f = tid + 256 * k;
-                    const int t = f / CPT, q = f - t * CPT;
-                    const int j = jb + t;
-                    bool ok = j < w.tok_end;
-                    const char* src = kv_g;
-                    if (ok) {
-                        const int pi = j >> psl;
-                        int page = -1;
-                        if (p.block_table_stride > 0) {
-                            if (pi < p.block_table_stride)
-                                page = p.page_table[(int64_t)w.b * p.block_table_stride + pi];
-                            else if (p.error_flag && q == 0)
-                                atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_INDEX);
-                        } else {
-                            const int64_t idx = (int64_t)w.kvi_b + pi;
-                            if (idx >= 0 && idx < p.num_page_indices)
-                                page = p.page_table[idx];
-                            else if (p.error_flag && q == 0)
-                                atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_INDEX);
-                        }
-                        if (page < 0 || page >= p.num_pages) {
-                            if (p.error_flag && q == 0) atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_ID);
-                            ok = false;
-                        } else {
-                            src = kv_g + ((int64_t)page * p.kv_stride_page + (int64_t)(j & psmask) * kD) *
-                                             (KV8 ? 1 : 2);
-                        }
+                const int j = w.tok_begin + tile * kTN + ld_t;
+                bool ok = j < w.tok_end;
+                const char* src = kv_g;
+                if (ok) {
+                    const int pi = j >> psl;
+                    int page = -1;
+                    if (p.block_table_stride > 0) {
+                        if (pi < p.block_table_stride)
+                            page = p.page_table[(int64_t)w.b * p.block_table_stride + pi];
+                        else if (p.error_flag && ld_sub == 0)
+                            atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_INDEX);
+                    } else {
+                        const int64_t idx = (int64_t)w.kvi_b + pi;
+                        if (idx >= 0 && idx < p.num_page_indices)
+                            page = p.page_table[idx];
+                        else if (p.error_flag && ld_sub == 0)
+                            atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_INDEX);
                     }
-                    if (q == 0) tokok[stage * kTN + t] = ok ? 1 : 0;
-                    const uint32_t dst = KV8 ? sbase + C::OFF_KV + stage * kRaw8 + t * kD + 16 * q
-                                             : sbase + C::OFF_KV + stage * kTile + sw_off(kTN, t, q);
-                    cp_async16(dst, src + (ok ? 16 * q : 0), ok ? 16 : 0);
+                    if (page < 0 || page >= p.num_pages) {
+                        if (p.error_flag && ld_sub == 0) atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_ID);
+                        ok = false;
+                    } else {
+                        src = kv_g + ((int64_t)page * p.kv_stride_page + (int64_t)(j & psmask) * kD) * (KV8 ? 1 : 2) +
+                              16 * ld_sub;
+                    }
+                }
+                if (ld_sub == 0) tokok[stage * kTN + ld_t] = ok ? 1 : 0;
+                const int nb = ok ? 16 : 0;
+                if constexpr (KV8) {
+                    const uint32_t dst = sbase + C::OFF_KV + stage * kRaw8 + ld_t * kD + 16 * ld_sub;
+#pragma unroll
+                    for (int k = 0; k < kD / 64; ++k) cp_async16(dst + 64 * k, src + (ok ? 64 * k : 0), nb);
+                } else {
+                    const uint32_t base = sbase + C::OFF_KV + stage * kTile;
+#pragma unroll
+                    for (int k = 0; k < 2 * kD / 64; ++k)
+                        cp_async16(base + (k >> 1) * kBlk + ((k & 1) ? ld_odd : ld_even), src + (ok ? 64 * k : 0), nb);
                 }
             }
             cp_commit();  // one group per tile slot, even empty: keeps the wait count uniform
@@ -254,8 +367,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             for (int e = 0; e < NR; ++e) o[mb][e] = 0.f;
 
         const uint64_t dQ = sw128_desc(sbase + C::OFF_Q + wg * NQ * 128, 16, 1024);
-        const uint64_t dP = sw128_desc(sbase + C::OFF_P + wg * NQ * 128, 16, 1024);
-        const int r0 = 16 * wl + (lane >> 2);  // this thread's tokens r0, r0 + 8 of a tile
+        const int r0 = 16 * wl + (lane >> 2);  // this thread's output dims r0, r0 + 8 of a block
 
         for (int tile = 0; tile < n_tiles; ++tile) {
             const int stage = tile % C::STAGES;
@@ -269,104 +381,26 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             } else {
                 __syncthreads();  // (A) raw tile landed; the widened tile is free
                 issue(tile + C::STAGES - 1);
-                const char* raw = smem + C::OFF_KV + stage * kRaw8;
+                // thread (token ld_t, sub): fp8 chunks q8 = sub + 4 k -> bf16 chunks 2 sub, 2 sub + 1
+                // of block k
+                const char* raw = smem + C::OFF_KV + stage * kRaw8 + ld_t * kD + 16 * ld_sub;
+                char* wide = smem + C::OFF_KVB + ld_t * 128;
+                const int c0 = ((2 * ld_sub) ^ (ld_t & 7)) << 4, c1 = ((2 * ld_sub + 1) ^ (ld_t & 7)) << 4;
 #pragma unroll
-                for (int k = 0; k < kTN * 36 / 256; ++k) {
-                    const int f = tid + 256 * k;
-                    const int t = f / 36, q8 = f - t * 36;
-                    widen_store(smem + C::OFF_KVB, kTN, t, q8,
-                                *reinterpret_cast<const uint4*>(raw + t * kD + 16 * q8));
+                for (int k = 0; k < kD / 64; ++k) {
+                    uint4 wv[2];
+                    mla_dec::fp8x16_to_bf16(*reinterpret_cast<const uint4*>(raw + 64 * k), wv);
+                    *reinterpret_cast<uint4*>(wide + k * kBlk + c0) = wv[0];
+                    *reinterpret_cast<uint4*>(wide + k * kBlk + c1) = wv[1];
                 }
                 fence_proxy_async();
                 __syncthreads();  // (A') widened tile visible to the MMAs
                 kt_off = C::OFF_KVB;
             }
-            if (!mma) continue;
+            if (!mma || (MLA_WG_ABLATE & 4)) continue;
 
-            // ---- S^T = K . Q^T over 576 dims ----
-            float s[NR];
-#pragma unroll
-            for (int e = 0; e < NR; ++e) s[e] = 0.f;
-            const uint64_t dK = sw128_desc(sbase + kt_off, 16, 1024);
-            reg_fence(s);
-            wg_fence();
-#pragma unroll
-            for (int kk = 0; kk < kD / 16; ++kk) {
-                const int kb = kk >> 2, k4 = kk & 3;
-                wgmma<NQ, 0>(s, dK + uint64_t((kb * kBlk + k4 * 32) >> 4),
-                             dQ + uint64_t((kb * N * 128 + k4 * 32) >> 4), kk > 0);
-            }
-            wg_commit();
-            wg_wait0();
-            reg_fence(s);
-
-            // ---- mask, scale to base-2 logits, column (query row) maxima ----
-            const int jt = w.tok_begin + tile * kTN + r0;
-            const bool ok0 = tokok[stage * kTN + r0] != 0, ok1 = tokok[stage * kTN + r0 + 8] != 0;
-            float mx[NI];
-#pragma unroll
-            for (int i = 0; i < NI; ++i) {
-                const int e0 = 4 * (i >> 1) + (i & 1);
-                const float a = (ok0 && jt <= lim[i]) ? s[e0] * sl2 : -INFINITY;
-                const float b = (ok1 && jt + 8 <= lim[i]) ? s[e0 + 2] * sl2 : -INFINITY;
-                s[e0] = a;
-                s[e0 + 2] = b;
-                mx[i] = fmaxf(a, b);
-                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 4));
-                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 8));
-                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 16));
-            }
-            if (lane < 4) {
-#pragma unroll
-                for (int i = 0; i < NI; ++i)
-                    red[(wg * 4 + wl) * NQ + 8 * (i >> 1) + 2 * lane + (i & 1)] = mx[i];
-            }
-            bar_sync(1 + wg, 128);  // (B) warp maxima visible within the warpgroup
-            float alpha[NI];
-#pragma unroll
-            for (int i = 0; i < NI; ++i) {
-                const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
-                float mn = m_run[i];
-#pragma unroll
-                for (int k = 0; k < 4; ++k) mn = fmaxf(mn, red[(wg * 4 + k) * NQ + col]);
-                alpha[i] = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - mn);
-                m_run[i] = mn;
-                const int e0 = 4 * (i >> 1) + (i & 1);
-                // a row with no visible key so far keeps p = 0 (no -inf - -inf)
-                const float pa = mn == -INFINITY ? 0.f : ex2(s[e0] - mn);
-                const float pb = mn == -INFINITY ? 0.f : ex2(s[e0 + 2] - mn);
-                l_run[i] = l_run[i] * alpha[i] + pa + pb;
-                const int qr = wg * NQ + col;
-                char* prow = smem + C::OFF_P + qr * 128 + ((r0 & 7) << 1);
-                const __nv_bfloat16 ba = __float2bfloat16_rn(pa), bb = __float2bfloat16_rn(pb);
-                *reinterpret_cast<__nv_bfloat16*>(prow + ((((r0 >> 3)) ^ (qr & 7)) << 4)) = ba;
-                *reinterpret_cast<__nv_bfloat16*>(prow + ((((r0 >> 3) + 1) ^ (qr & 7)) << 4)) = bb;
-            }
-            fence_proxy_async();
-            bar_sync(1 + wg, 128);  // (C) P^T visible to the warpgroup's MMAs
-
-            // ---- O^T = O^T * alpha + V^T . P^T over this tile's 64 tokens ----
-#pragma unroll
-            for (int mb = 0; mb < 8; ++mb)
-#pragma unroll
-                for (int i = 0; i < NI; ++i) {
-                    const int e0 = 4 * (i >> 1) + (i & 1);
-                    o[mb][e0] *= alpha[i];
-                    o[mb][e0 + 2] *= alpha[i];
-                }
-            const uint64_t dV = sw128_desc(sbase + kt_off, 1024, 1024);
-#pragma unroll
-            for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
-            wg_fence();
-#pragma unroll
-            for (int mb = 0; mb < 8; ++mb)
-#pragma unroll
-                for (int kt = 0; kt < kTN / 16; ++kt)
-                    wgmma<NQ, 1>(o[mb], dV + uint64_t((mb * kBlk + kt * 2048) >> 4), dP + uint64_t((kt * 32) >> 4), 1);
-            wg_commit();
-            wg_wait0();
-#pragma unroll
-            for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
+            tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ, tokok + stage * kTN,
+                            w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
         }
         cp_wait<0>();
         __syncthreads();  // every MMA done; the ring is idle and becomes the output staging
@@ -448,6 +482,296 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     }
 }
 
+// ---- fp8 KV, M = 16: ping-pong warpgroups ----
+// Warpgroup g runs tiles g, g + 2, ...: its 128 threads load a tile's fp8 rows straight into
+// registers (2 threads per token, 18 x 16 bytes each; one page lookup per thread), widen them into
+// the warpgroup's own bf16 tile, issue the loads of its next tile, then run tile_mma on all N
+// rows with its own O^T, m, l. One warpgroup's widening and softmax overlap the other's MMAs, and
+// every thread keeps one tile of loads in flight. At the end the two (m, l, O^T) merge:
+// m = max(m0, m1), l = l0 2^(m0-m) + l1 2^(m1-m), O = (O0 2^(m0-m) + O1 2^(m1-m)) / l.
+template <int N>
+struct CfgPP {
+    static constexpr int OFF_Q = 0;
+    static constexpr int OFF_W = N * 1152;               // 2 widened tiles
+    static constexpr int OFF_P = OFF_W + 2 * kTile;      // 2 x P^T [N][64]
+    static constexpr int OFF_RED = OFF_P + 2 * N * 128;  // 2 x [4][N]
+    static constexpr int OFF_TOK = OFF_RED + 2 * 16 * N; // 2 x [64]
+    static constexpr int OFF_MRG = OFF_TOK + 2 * kTN * 4; // 2 x [N] m, 2 x [N] l... [2][2][N]
+    static constexpr int SMEM = OFF_MRG + 2 * 4 * N;
+    static_assert(SMEM == mla_decode_wg_smem_bytes(N, true), "smem layout and formula disagree");
+    static_assert(N * kOPitch * 4 <= 2 * kTile, "output staging does not fit the tiles");
+    static_assert(OFF_W % 1024 == 0 && OFF_P % 1024 == 0 && (N * 128) % 1024 == 0, "swizzle atoms");
+};
+
+template <int N, bool Q8>
+__device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, char* smem) {
+    using C = CfgPP<N>;
+    constexpr int NQ = N, NR = NQ / 2, NI = NQ / 4;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
+    const int wt = tid & 127;
+    if (blockDim.x != 256) return;
+    const uint32_t sbase = smem_u32(smem);
+    {
+        uint32_t dsmem;
+        asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dsmem));
+        if (dsmem < static_cast<uint32_t>(C::SMEM) || (sbase & 1023u) != 0) {
+            if (tid == 0 && p.error_flag) atomicOr(p.error_flag, MLA_DECODE_ERR_SMEM);
+            return;
+        }
+    }
+    float* red = reinterpret_cast<float*>(smem + C::OFF_RED) + wg * 4 * NQ;
+    int* tok = reinterpret_cast<int*>(smem + C::OFF_TOK) + wg * kTN;
+    float* mrg = reinterpret_cast<float*>(smem + C::OFF_MRG);  // [wg][m | l][N]
+    const uint32_t w_off = C::OFF_W + wg * kTile, p_off = C::OFF_P + wg * N * 128;
+
+    const float qsc = p.q_scale ? *p.q_scale : 1.0f;
+    const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
+    const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
+    const int Hk = p.kernel_heads, r = p.qk_batch_ratio, psl = p.page_size_log2;
+    const int psmask = (1 << psl) - 1;
+    const char* kv_g = static_cast<const char*>(p.kv);
+    // loader: token ld_t, 16-byte chunks ld_sub + 2 k (k < 18) of its 576-byte row
+    const int ld_t = wt >> 1, ld_sub = wt & 1;
+
+    const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
+    for (int wi = w_begin; wi < w_end; ++wi) {
+        const int4 wa = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)wi);
+        const int4 wb = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)wi + 4);
+        mla_dec::Work w;
+        w.b = wa.x / r;
+        w.g = wa.x % r;
+        w.pql = wa.y;
+        w.qo_b = p.qo_indptr[w.b];
+        w.L = p.qo_indptr[w.b + 1] - w.qo_b;
+        w.t0 = wa.z - (w.qo_b * r + w.g * w.L);
+        w.nrows = (wa.w - wa.z) * Hk;
+        w.kvi_b = p.kv_indptr[w.b];
+        {
+            const int np = p.kv_indptr[w.b + 1] - w.kvi_b;
+            w.n_kv = np > 0 ? ((np - 1) << psl) + p.kv_last_page_lens[w.b] : 0;
+        }
+        w.tok_begin = (wb.x - w.kvi_b) << psl;
+        w.tok_end = min(w.n_kv - wb.z, w.n_kv);
+        if (w.nrows > N || w.nrows < 0 || w.t0 < 0) {
+            if (tid == 0 && p.error_flag) atomicOr(p.error_flag, MLA_DECODE_ERR_PLAN);
+            continue;
+        }
+        if (w.tok_begin < 0) w.tok_begin = 0;
+        const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
+
+        // ---- register loads of one tile (this thread's token and chunks); bad pages never read ----
+        uint4 pre[kD / 32];
+        bool pre_ok = false;
+        auto load = [&](int tile) {
+            pre_ok = false;
+            const char* src = nullptr;
+            if (tile < n_tiles) {
+                const int j = w.tok_begin + tile * kTN + ld_t;
+                if (j < w.tok_end) {
+                    const int pi = j >> psl;
+                    int page = -1;
+                    if (p.block_table_stride > 0) {
+                        if (pi < p.block_table_stride)
+                            page = p.page_table[(int64_t)w.b * p.block_table_stride + pi];
+                        else if (p.error_flag && ld_sub == 0)
+                            atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_INDEX);
+                    } else {
+                        const int64_t idx = (int64_t)w.kvi_b + pi;
+                        if (idx >= 0 && idx < p.num_page_indices)
+                            page = p.page_table[idx];
+                        else if (p.error_flag && ld_sub == 0)
+                            atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_INDEX);
+                    }
+                    if (page < 0 || page >= p.num_pages) {
+                        if (p.error_flag && ld_sub == 0) atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_ID);
+                    } else {
+                        pre_ok = true;
+                        src = kv_g + (int64_t)page * p.kv_stride_page + (int64_t)(j & psmask) * kD + 16 * ld_sub;
+                    }
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < kD / 32; ++k)
+                pre[k] = pre_ok ? __ldcs(reinterpret_cast<const uint4*>(src + 32 * k)) : make_uint4(0, 0, 0, 0);
+        };
+        load(wg);  // first tile of this warpgroup, in flight while Q lands
+
+        __syncthreads();  // the previous work's epilogue is done with shared memory
+        // ---- Q tile -> shared (bf16, swizzled), rows past nrows zero ----
+        auto q_src = [&](int row) {
+            const int tt = row / Hk, h = row % Hk;
+            return static_cast<const char*>(p.q) +
+                   (Q8 ? 1 : 2) * ((int64_t)(w.qo_b + w.t0 + tt) * p.q_stride_token +
+                                   (int64_t)(w.g * Hk + h) * p.q_stride_head);
+        };
+        if constexpr (!Q8) {
+            for (int c = tid; c < N * 72; c += 256) {
+                const int row = c / 72, q = c - row * 72;
+                const bool ok = row < w.nrows;
+                cp_async16(sbase + C::OFF_Q + sw_off(N, row, q), ok ? q_src(row) + 16 * q : p.q, ok ? 16 : 0);
+            }
+            cp_commit();
+            cp_wait<0>();
+        } else {
+            for (int c = tid; c < N * 36; c += 256) {
+                const int row = c / 36, q8 = c - row * 36;
+                uint4 v = make_uint4(0, 0, 0, 0);
+                if (row < w.nrows) v = *reinterpret_cast<const uint4*>(q_src(row) + 16 * q8);
+                widen_store(smem + C::OFF_Q, N, row, q8, v);
+            }
+        }
+        fence_proxy_async();
+        __syncthreads();  // Q visible to both warpgroups' MMAs
+
+        float m_run[NI], l_run[NI];
+        int lim[NI];
+#pragma unroll
+        for (int i = 0; i < NI; ++i) {
+            const int row = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
+            m_run[i] = -INFINITY;
+            l_run[i] = 0.f;
+            lim[i] = row >= w.nrows ? -1 : p.causal ? w.n_kv - w.L + w.t0 + row / Hk : 0x7fffffff;
+        }
+        float o[8][NR];
+#pragma unroll
+        for (int mb = 0; mb < 8; ++mb)
+#pragma unroll
+            for (int e = 0; e < NR; ++e) o[mb][e] = 0.f;
+        const uint64_t dQ = sw128_desc(sbase + C::OFF_Q, 16, 1024);
+
+        // widened chunk c of token ld_t: block k / 2, chunks 2 ld_sub + 4 (k & 1) and + 1
+        char* wide = smem + w_off + ld_t * 128;
+        const int ce = ((2 * ld_sub) ^ (ld_t & 7)) << 4, ce1 = ((2 * ld_sub + 1) ^ (ld_t & 7)) << 4;
+        const int co = ((2 * ld_sub + 4) ^ (ld_t & 7)) << 4, co1 = ((2 * ld_sub + 5) ^ (ld_t & 7)) << 4;
+        for (int tile = wg; tile < n_tiles; tile += 2) {
+            bar_sync(1 + wg, 128);  // the warpgroup's previous MMAs are done with its tile and P^T
+#pragma unroll
+            for (int k = 0; k < kD / 32; ++k) {
+                uint4 wv[2];
+                mla_dec::fp8x16_to_bf16(pre[k], wv);
+                char* d = wide + (k >> 1) * kBlk;
+                *reinterpret_cast<uint4*>(d + ((k & 1) ? co : ce)) = wv[0];
+                *reinterpret_cast<uint4*>(d + ((k & 1) ? co1 : ce1)) = wv[1];
+            }
+            if (ld_sub == 0) tok[ld_t] = pre_ok ? 1 : 0;
+            fence_proxy_async();
+            bar_sync(1 + wg, 128);  // widened tile and flags visible to the warpgroup
+            load(tile + 2);         // next tile of this warpgroup: in flight during the MMAs
+            if (!(MLA_WG_ABLATE & 4))
+                tile_mma<N, NQ>(smem, sbase, w_off, p_off, red, tok, w.tok_begin + tile * kTN, lim, sl2, m_run,
+                                l_run, o, dQ, 1 + wg);
+        }
+        __syncthreads();  // both warpgroups' MMAs done: the tiles become the output staging
+
+        // ---- merge the two warpgroups, normalise, stage, write ----
+        const bool split = w.pql >= 0;
+        float* obuf = reinterpret_cast<float*>(smem + C::OFF_W);  // [N][kOPitch]
+        float lt[NI];
+#pragma unroll
+        for (int i = 0; i < NI; ++i) {
+            float l = l_run[i];
+            l += __shfl_xor_sync(0xffffffffu, l, 4);
+            l += __shfl_xor_sync(0xffffffffu, l, 8);
+            l += __shfl_xor_sync(0xffffffffu, l, 16);
+            lt[i] = l;
+        }
+        if (lane < 4) {
+#pragma unroll
+            for (int i = 0; i < NI; ++i) red[wl * NQ + 8 * (i >> 1) + 2 * lane + (i & 1)] = lt[i];
+        }
+        bar_sync(1 + wg, 128);
+#pragma unroll
+        for (int i = 0; i < NI; ++i) {
+            const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
+            float l = 0.f;
+#pragma unroll
+            for (int k = 0; k < 4; ++k) l += red[k * NQ + col];
+            lt[i] = l;
+            if (wl == 0 && lane < 4) {
+                mrg[(wg * 2 + 0) * N + col] = m_run[i];
+                mrg[(wg * 2 + 1) * N + col] = l;
+            }
+        }
+        __syncthreads();  // both warpgroups' (m, l) visible
+        float fac[NI], mt[NI];
+#pragma unroll
+        for (int i = 0; i < NI; ++i) {
+            const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
+            const float mo = mrg[((wg ^ 1) * 2 + 0) * N + col], lo = mrg[((wg ^ 1) * 2 + 1) * N + col];
+            const float m = fmaxf(m_run[i], mo);
+            const float sme = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - m);
+            const float sot = mo == -INFINITY ? 0.f : ex2(mo - m);
+            const float l = lt[i] * sme + lo * sot;
+            fac[i] = l > 0.f ? sme * kvsc / l : 0.f;
+            mt[i] = m;
+            lt[i] = l;
+        }
+        const int r0 = 16 * wl + (lane >> 2);
+        for (int pass = 0; pass < 2; ++pass) {
+            if (pass == wg) {
+#pragma unroll
+                for (int mb = 0; mb < 8; ++mb)
+#pragma unroll
+                    for (int i = 0; i < NI; ++i) {
+                        const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
+                        const int e0 = 4 * (i >> 1) + (i & 1);
+                        float* d = obuf + col * kOPitch + 64 * mb + r0;
+                        const float a = o[mb][e0] * fac[i], b = o[mb][e0 + 2] * fac[i];
+                        d[0] = pass ? d[0] + a : a;
+                        d[8] = pass ? d[8] + b : b;
+                    }
+            }
+            __syncthreads();
+        }
+        if (wg == 0 && wl == 0 && lane < 4) {
+#pragma unroll
+            for (int i = 0; i < NI; ++i) {
+                const int row = 8 * (i >> 1) + 2 * lane + (i & 1);
+                if (row >= w.nrows) continue;
+                const float lse = lt[i] > 0.f ? (mt[i] + __log2f(lt[i])) * kLn2 : -INFINITY;
+                const int tt = row / Hk, h = row % Hk;
+                if (split)
+                    p.partial_lse[(int64_t)(w.pql + tt) * Hk + h] = lse;
+                else if (p.lse)
+                    p.lse[(int64_t)(w.qo_b + w.t0 + tt) * p.num_heads + w.g * Hk + h] = lse;
+            }
+        }
+        if (split) {
+            for (int c = tid; c < w.nrows * (kDV / 4); c += 256) {
+                const int row = c / (kDV / 4), ch = c % (kDV / 4);
+                const int tt = row / Hk, h = row % Hk;
+                const float4 v = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 4 * ch);
+                *reinterpret_cast<float4*>(p.partial_out + ((int64_t)(w.pql + tt) * Hk + h) * kDV + 4 * ch) = v;
+            }
+        } else {
+            for (int c = tid; c < w.nrows * (kDV / 8); c += 256) {
+                const int row = c / (kDV / 8), ch = c % (kDV / 8);
+                const int tt = row / Hk, h = row % Hk;
+                const float4 a = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 8 * ch);
+                const float4 b = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 8 * ch + 4);
+                const uint4 v = make_uint4(mla_dec::pack_bf16(a.x, a.y), mla_dec::pack_bf16(a.z, a.w),
+                                           mla_dec::pack_bf16(b.x, b.y), mla_dec::pack_bf16(b.z, b.w));
+                char* dst = static_cast<char*>(p.out) +
+                            2 * ((int64_t)(w.qo_b + w.t0 + tt) * p.out_stride_token +
+                                 (int64_t)(w.g * Hk + h) * p.out_stride_head) +
+                            16 * ch;
+                *reinterpret_cast<uint4*>(dst) = v;
+            }
+        }
+    }
+}
+
+// The table's (M, dtypes) -> the ping-pong body (fp8 KV, M <= 32) or the shared-ring body.
+template <int M, bool KV8>
+struct IsPingPong {
+    static constexpr bool value = mla_decode_wg_pingpong(M, KV8);
+};
+template <int M, bool Q8, bool KV8>
+__device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, char* smem) {
+    if constexpr (IsPingPong<M, KV8>::value) decode_wg_pp_body<M, Q8>(p, smem);
+    else decode_wg_body<M, Q8, KV8>(p, smem);
+}
+
 }  // namespace mla_wg
 
 // Defines the extern "C" kernel mla_decode_wg_<QN>_<KVN>_m<M>.
@@ -455,5 +779,5 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     extern "C" __global__ void __launch_bounds__(256, 1)                                          \
         mla_decode_wg_##QN##_##KVN##_m##M(const __grid_constant__ mla_decode_params p) {           \
         extern __shared__ __align__(1024) char smem[];                                            \
-        mla_wg::decode_wg_body<M, Q8, KV8>(p, smem);                                              \
+        mla_wg::decode_wg_dispatch<M, Q8, KV8>(p, smem);                                          \
     }

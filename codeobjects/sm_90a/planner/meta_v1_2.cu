@@ -1,12 +1,21 @@
-// meta_v1_2.cu - the device v1_2 metadata planner: one CTA of 1024 threads computes the same
-// buffers as the host planner (src/planner/plan_v1_2.cpp) from device-resident indptrs, with
-// the same functions (src/planner/v1_2_core.h). No allocation, no host synchronisation: a CUDA
-// graph can capture it. Phases (barriers between them):
-//   1. per request: cost and tiles (chunked), block scans -> R (positions), TR (tiles)
-//   2. warp 0: the cluster chain x[c+1] = snap(x[c] + W), a 32-wide forward search per step
-//   3. per cluster: tiles before x[c], inside flag, work counts, block scan -> work_indptr
-//   4. per cluster boundary: split tiles, block scans -> reduce / partial bases
-//   5. per request: works and reduce entries of each of its tiles (fill_tile)
+// meta_v1_2.cu - the device v1_2 metadata planner: computes the same buffers as the host planner
+// (src/planner/plan_v1_2.cpp) from device-resident indptrs, with the same functions
+// (src/planner/v1_2_core.h). No allocation, no host synchronisation: a CUDA graph can capture it.
+//
+// Grid: gridDim.x independent CTAs of 1024 threads (no inter-CTA communication). Every CTA
+// computes the whole plan skeleton in its shared memory (phases 0-4, identical in every CTA: the
+// same integer arithmetic on the same inputs) and writes its share of the outputs: the requests
+// [k*B/n, (k+1)*B/n) in phase 5, the boundary clusters c = k (mod n) in phase 4, and strided
+// paddings. Each output element has exactly one writer. Phases (barriers between them):
+//   0. stage qo_indptr / kv_indptr / kv_last_page_lens in shared memory (cp.async, all in flight)
+//   1. per request (contiguous chunks): cost and tiles, a paired block scan -> R, TR; warp 0
+//      derives the cluster stride W and the bucket count while the block waits
+//   2. buckets: BK[i] = request holding position i*W (one binary search per bucket)
+//   3. warps 0-3: the cluster chain x[c+1] = snap(x[c] + W), 128 steps speculated per round;
+//      each accepted step also yields tiles-before, inside flag and request of x[c]
+//   4. per cluster: work counts, fragment counts and partial rows, one block scan of three ->
+//      work_indptr, reduce / partial bases; boundary clusters write their own fragments
+//   5. per request: the unsplit work or fragment 0 of each of its tiles, reduce and final maps
 #include "meta_params.h"
 #include "../../../src/planner/v1_2_core.h"
 
@@ -15,101 +24,61 @@ using namespace mla_v12;
 namespace {
 
 constexpr int kThreads = MLA_META_THREADS;
-constexpr int kWarps = kThreads / 32;
+constexpr int kChainWarps = 4;
+constexpr int kChainLanes = 32 * kChainWarps;
 constexpr unsigned kFull = 0xffffffffu;
 
-// Block-wide exclusive scan of int64 values (all threads call it). scratch: kWarps int64.
-__device__ int64_t scan_excl64(int64_t v, int64_t* scratch, int64_t* total) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    int64_t inc = v;
+__device__ __forceinline__ int64_t warp_incl64(int64_t v, int lane) {
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
-        const int64_t u = __shfl_up_sync(kFull, inc, o);
-        if (lane >= o) inc += u;
+        const int64_t u = __shfl_up_sync(kFull, v, o);
+        if (lane >= o) v += u;
     }
-    if (lane == 31) scratch[warp] = inc;
-    __syncthreads();
-    if (warp == 0) {
-        int64_t w = scratch[lane];
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const int64_t u = __shfl_up_sync(kFull, w, o);
-            if (lane >= o) w += u;
-        }
-        scratch[lane] = w;  // inclusive warp totals
-    }
-    __syncthreads();
-    const int64_t before = (warp ? scratch[warp - 1] : 0) + inc - v;
-    *total = scratch[kWarps - 1];
-    __syncthreads();  // scratch is reused by the next scan
-    return before;
+    return v;
 }
-
-// Two exclusive scans in one pass (scratch: 2 * kWarps int64).
-__device__ void scan_excl_pair(int64_t a, int64_t b, int64_t* scratch, int64_t* ea, int64_t* eb,
-                               int64_t* ta, int64_t* tb) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    int64_t ia = a, ib = b;
+__device__ __forceinline__ int32_t warp_incl32(int32_t v, int lane) {
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
-        const int64_t ua = __shfl_up_sync(kFull, ia, o), ub = __shfl_up_sync(kFull, ib, o);
-        if (lane >= o) {
-            ia += ua;
-            ib += ub;
-        }
+        const int32_t u = __shfl_up_sync(kFull, v, o);
+        if (lane >= o) v += u;
     }
-    if (lane == 31) {
-        scratch[warp] = ia;
-        scratch[kWarps + warp] = ib;
-    }
-    __syncthreads();
-    if (warp == 0) {
-        int64_t wa = scratch[lane], wb = scratch[kWarps + lane];
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const int64_t ua = __shfl_up_sync(kFull, wa, o), ub = __shfl_up_sync(kFull, wb, o);
-            if (lane >= o) {
-                wa += ua;
-                wb += ub;
-            }
-        }
-        scratch[lane] = wa;
-        scratch[kWarps + lane] = wb;
-    }
-    __syncthreads();
-    *ea = (warp ? scratch[warp - 1] : 0) + ia - a;
-    *eb = (warp ? scratch[kWarps + warp - 1] : 0) + ib - b;
-    *ta = scratch[kWarps - 1];
-    *tb = scratch[2 * kWarps - 1];
-    __syncthreads();
+    return v;
 }
 
-__device__ int32_t scan_excl32(int32_t v, int64_t* scratch, int32_t* total) {
-    int64_t t;
-    const int32_t r = (int32_t)scan_excl64(v, scratch, &t);
-    *total = (int32_t)t;
-    return r;
+// 4-byte asynchronous global -> shared copy (completed by cp_wait_all + a barrier).
+__device__ __forceinline__ void cp4(int32_t* s, const int32_t* g) {
+    const unsigned sa = (unsigned)__cvta_generic_to_shared(s);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(sa), "l"(g) : "memory");
+}
+__device__ __forceinline__ void cp_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
+// Barrier of the chain warps only (named barrier 1; __syncthreads uses 0).
+__device__ __forceinline__ void chain_barrier() {
+    asm volatile("bar.sync 1, %0;\n" ::"n"(kChainLanes) : "memory");
 }
 
-// Request holding position y: the b with R[b] <= y < R[b+1] (B when y >= R[B]).
-__device__ int32_t locate(const int64_t* R, int32_t B, int64_t y) {
-    int32_t lo = 0, hi = B + 1;  // first index with R[idx] > y, in [1, B+1]
-    while (lo < hi) {
-        const int32_t mid = (lo + hi) >> 1;
-        if (R[mid] > y) hi = mid;
-        else lo = mid + 1;
-    }
-    return lo - 1;
+// Cost (positions) and tiles of one request, as req_cost / req_tiles of make_req, without the
+// fields the scan does not need. maxpages = 0x3fffffff / page_size (make_req's clamp).
+__device__ __forceinline__ void cost_tiles(const mla_v12_config& c, int32_t maxpages, int32_t qo0,
+                                           int32_t qo1, int32_t kv0, int32_t kv1, int64_t* cost,
+                                           int32_t* tiles) {
+    const int32_t qlen = min32(max32(qo1 - qo0, 0), c.max_seqlen_qo);
+    int32_t nt, ts;
+    qo_tiles(c, qlen, &nt, &ts);
+    const int32_t pages = min32(max32(kv1 - kv0, 0), maxpages);
+    const int32_t blocks = (pages + c.pages_per_block - 1) >> c.block_shift;
+    *tiles = c.ratio * nt;
+    *cost = (int64_t)(*tiles) * (blocks + c.overhead);
 }
 
 }  // namespace
 
-// Phase timestamps for profiling builds (-DMLA_META_PROFILE): thread 0 writes the clock deltas
-// of each phase over reduce_final_map[0..7] at the end (the plan is then not usable).
+// Phase timestamps for profiling builds (-DMLA_META_PROFILE): thread 0 of CTA 0 writes the clock
+// deltas of each phase over reduce_final_map[0..5] at the end (the plan is then not usable).
 #ifdef MLA_META_PROFILE
-#define MLA_META_MARK(i) \
-    do {                 \
-        if (tid == 0) prof[i] = clock64(); \
+#define MLA_META_MARK(i)                                      \
+    do {                                                      \
+        if (tid == 0) prof[i] = clock64();                    \
     } while (0)
 #else
 #define MLA_META_MARK(i) \
@@ -122,219 +91,343 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     const mla_v12_config& c = p.cfg;
     const int32_t B = c.num_batches, C = c.num_clusters;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int cta = blockIdx.x, ncta = gridDim.x;
 #ifdef MLA_META_PROFILE
     long long prof[8];
 #endif
     MLA_META_MARK(0);
 
+    // Shared memory (mla_meta_smem_bytes): int64 R[B+1], X[C+1], SCR[64], ZW[8], M64[4];
+    // int32 QO[B+1], KV[B+1], LS[B+1], TR[B+1], TB[C+1], IN[C+1], XB[C+1], WI[C+1], ERED[C+1],
+    // EPART[C+1] (BK during the chain), MW[8], M32[8].
     extern __shared__ __align__(16) unsigned char smem[];
     int64_t* R = reinterpret_cast<int64_t*>(smem);
     int64_t* X = R + (B + 1);
-    int64_t* scr = X + (C + 1);
-    int32_t* TR = reinterpret_cast<int32_t*>(scr + 64);
-    int32_t* K = TR + (B + 1);
-    int32_t* A = K + B;
-    int32_t* XB = A + B;
-    int32_t* TB = XB + (C + 1);
+    int64_t* SCR = X + (C + 1);
+    int64_t* ZW = SCR + 64;
+    int64_t* M64 = ZW + 2 * kChainWarps;
+    int32_t* QO = reinterpret_cast<int32_t*>(M64 + 4);
+    int32_t* KV = QO + (B + 1);
+    int32_t* LS = KV + (B + 1);
+    int32_t* TR = LS + (B + 1);
+    int32_t* TB = TR + (B + 1);
     int32_t* IN = TB + (C + 1);
-    int32_t* WI = IN + (C + 1);
-    int32_t* SP_RED = WI + (C + 1);
-    int32_t* SP_TILE = SP_RED + (C + 1);
-    int32_t* SP_FIRST = SP_TILE + C;
-    int32_t* SP_NFRAG = SP_FIRST + C;
-    int32_t* SP_PART = SP_NFRAG + C;
-    int32_t* BK = SP_PART + C;  // [C + 2] bucket -> request
+    int32_t* XB = IN + (C + 1);
+    int32_t* WI = XB + (C + 1);
+    int32_t* ERED = WI + (C + 1);
+    int32_t* EPART = ERED + (C + 1);
+    int32_t* BK = EPART;  // buckets live only until the chain ends; EPART is written after it
+    int32_t* MW = EPART + (C + 1);
+    int32_t* M32 = MW + 2 * kChainWarps;
+    int32_t* S32 = reinterpret_cast<int32_t*>(SCR);
 
-    // ---- 1. costs and tiles per request, prefix scans -------------------------------------
-    const int32_t chunk = (B + kThreads - 1) / kThreads;
-    const int32_t b_lo = min(B, tid * chunk), b_hi = min(B, b_lo + chunk);
-    int64_t my_cost = 0;
-    int32_t my_tiles = 0;
-    for (int32_t b = b_lo; b < b_hi; ++b) {
-        const Req q = make_req(c, p.qo_indptr[b], p.qo_indptr[b + 1], p.kv_indptr[b],
-                               p.kv_indptr[b + 1], p.kv_last_page_lens[b]);
-        K[b] = q.blocks;
-        A[b] = q.good;
-        R[b] = req_cost(c, q);
-        TR[b] = req_tiles(c, q);
-        my_cost += R[b];
-        my_tiles += TR[b];
+    // ---- 0. stage the inputs ----------------------------------------------------------------
+    for (int32_t i = tid; i <= B; i += kThreads) {
+        cp4(QO + i, p.qo_indptr + i);
+        cp4(KV + i, p.kv_indptr + i);
+        if (i < B) cp4(LS + i, p.kv_last_page_lens + i);
     }
-    int64_t total;
-    int64_t pos, tpos64, tiles64;
-    scan_excl_pair(my_cost, my_tiles, scr, &pos, &tpos64, &total, &tiles64);
-    int32_t tpos = (int32_t)tpos64;
-    const int32_t num_tiles = (int32_t)tiles64;
-    for (int32_t b = b_lo; b < b_hi; ++b) {
-        const int64_t cost = R[b];
-        const int32_t tiles = TR[b];
-        R[b] = pos;
-        TR[b] = tpos;
-        pos += cost;
-        tpos += tiles;
-    }
-    if (tid == 0) {
-        R[B] = total;
-        TR[B] = num_tiles;
+    cp_wait_all();
+    if (cta == 0 && tid == 0) {
         p.work_metadata[0] = (uint64_t)(uintptr_t)p.work_indptr;
         p.work_metadata[1] = (uint64_t)(uintptr_t)p.work_info_set;
     }
     __syncthreads();
     MLA_META_MARK(1);
-    const int64_t W = cluster_stride(c, total);
 
-    // ---- 2. the cluster chain ---------------------------------------------------------------
-    // Bucket index: BK[i] = the request holding position i * W (every bucket below total has
-    // exactly one writer). y = x + m W lies in bucket floor(x / W) + m, so its request is found
-    // by a short binary search between BK[i] and BK[i + 1].
-    const int32_t nb = (int32_t)((total + W - 1) / W);  // buckets below total (<= eff <= C)
+    // ---- 1. costs and tiles per request, paired scan -> R (positions), TR (tiles) -------------
+    const int32_t maxpages = 0x3fffffff / c.page_size;
+    const int32_t chunk = (B + kThreads - 1) / kThreads;
+    const int32_t b_lo = min(B, tid * chunk), b_hi = min(B, b_lo + chunk);
+    int64_t my_cost = 0;
+    int32_t my_tiles = 0;
     for (int32_t b = b_lo; b < b_hi; ++b) {
-        const int64_t r0 = R[b], r1 = R[b + 1];
-        if (r1 == r0) continue;
-        for (int64_t i = (r0 + W - 1) / W; i * W < r1; ++i) BK[i] = b;
+        int64_t cost;
+        int32_t tiles;
+        cost_tiles(c, maxpages, QO[b], QO[b + 1], KV[b], KV[b + 1], &cost, &tiles);
+        R[b] = cost;
+        TR[b] = tiles;
+        my_cost += cost;
+        my_tiles += tiles;
+    }
+    {
+        const int64_t ia = warp_incl64(my_cost, lane);
+        const int32_t ib = warp_incl32(my_tiles, lane);
+        if (lane == 31) {
+            SCR[warp] = ia;
+            SCR[32 + warp] = ib;
+        }
+        __syncthreads();
+        if (warp == 0) {
+            const int64_t wa = warp_incl64(SCR[lane], lane);
+            const int64_t wb = warp_incl64(SCR[32 + lane], lane);
+            SCR[lane] = wa;
+            SCR[32 + lane] = wb;
+            if (lane == 31) {  // the totals, the cluster stride and the bucket count
+                const int64_t w = cluster_stride(c, wa);
+                M64[0] = wa;
+                M64[1] = w;
+                M32[0] = (int32_t)wb;
+                M32[1] = (int32_t)((wa + w - 1) / w);
+            }
+        }
+        __syncthreads();
+        int64_t pos = (warp ? SCR[warp - 1] : 0) + ia - my_cost;
+        int32_t tpos = (int32_t)(warp ? SCR[32 + warp - 1] : 0) + ib - my_tiles;
+        for (int32_t b = b_lo; b < b_hi; ++b) {
+            const int64_t cost = R[b];
+            const int32_t tiles = TR[b];
+            R[b] = pos;
+            TR[b] = tpos;
+            pos += cost;
+            tpos += tiles;
+        }
+    }
+    const int64_t total = M64[0], W = M64[1];
+    const int32_t num_tiles = M32[0], nb = M32[1];
+    if (tid == 0) {
+        R[B] = total;
+        TR[B] = num_tiles;
+    }
+    MLA_META_MARK(2);
+
+    // ---- 2. buckets: BK[i] = the request holding position i * W (i < nb <= C) --------------
+    for (int32_t i = tid; i < nb; i += kThreads) {
+        const int64_t y = (int64_t)i * W;
+        int32_t lo = 0, hi = B - 1;  // largest b with R[b] <= y (R[b] for b < B written above
+                                     // by other threads: read after the barrier below)
+        (void)lo;
+        (void)hi;
+        (void)y;
+    }
+    __syncthreads();  // R, TR final
+    for (int32_t i = tid; i < nb; i += kThreads) {
+        const int64_t y = (int64_t)i * W;
+        int32_t lo = 0, hi = B - 1;
+        while (lo < hi) {
+            const int32_t mid = (lo + hi + 1) >> 1;
+            if (R[mid] <= y) lo = mid;
+            else hi = mid - 1;
+        }
+        BK[i] = lo;
     }
     __syncthreads();
-    // Warp 0 advances in rounds: lane l tries step l+1 from x assuming no snap in between;
-    // steps up to and including the first one that snaps (or reaches total) are exact.
-    if (warp == 0) {
+    MLA_META_MARK(3);
+
+    // ---- 3. the cluster chain (warps 0..3) ------------------------------------------------
+    // Each round, lane L tries step L+1 from x assuming no snap in between; the steps up to and
+    // including the first one that snaps (or reaches total) are exact. y = x + m W lies in bucket
+    // floor(x / W) + m, so its request is a short search between two bucket entries.
+    if (tid < kChainLanes) {
         int64_t x = 0, qx = 0;  // qx = floor(x / W)
-        if (lane == 0) X[0] = 0;
-        int32_t cl = 1;
+        if (tid == 0) {
+            X[0] = 0;
+            TB[0] = 0;
+            IN[0] = 0;
+            XB[0] = total > 0 ? 0 : B;
+        }
+        int32_t cl = 1, round = 0;
         while (cl < C) {
             if (x >= total) {
-                for (int32_t i = cl + lane; i < C; i += 32) X[i] = total;
+                for (int32_t i = cl + tid; i < C; i += kChainLanes) {
+                    X[i] = total;
+                    TB[i] = num_tiles;
+                    IN[i] = 0;
+                    XB[i] = B;
+                }
                 break;
             }
-            const int64_t y = x + (int64_t)(lane + 1) * W;
+            const int64_t y = x + (int64_t)(tid + 1) * W;
             int64_t z = total;
+            int32_t tb = num_tiles, in = 0, xb = B;
             if (y < total) {
-                const int64_t bi = qx + lane + 1;  // bucket of y
+                const int64_t bi = qx + tid + 1;  // bucket of y, < nb
                 int32_t lo = BK[bi], hi = (bi + 1 < nb) ? BK[bi + 1] : B - 1;
                 while (lo < hi) {  // largest b in [lo, hi] with R[b] <= y
                     const int32_t mid = (lo + hi + 1) >> 1;
                     if (R[mid] <= y) lo = mid;
                     else hi = mid - 1;
                 }
-                Req q{};
-                q.blocks = K[lo];
-                q.good = A[lo];
-                z = snap(c, q, R[lo], y);
+                const Req q = make_req(c, QO[lo], QO[lo + 1], KV[lo], KV[lo + 1], LS[lo]);
+                const int32_t cost = tile_cost(c, q);
+                const int64_t off = y - R[lo];
+                const int32_t jt = offset_in_tile(off, cost), ti = tile_index(off, cost);
+                if (jt < q.good) {  // y itself: a tile start or a fragment boundary
+                    z = y;
+                    tb = TR[lo] + ti + (jt ? 1 : 0);
+                    in = jt != 0;
+                    xb = lo;
+                } else {  // snaps to the next tile start
+                    z = y - jt + cost;
+                    tb = TR[lo] + ti + 1;
+                    xb = z < total ? lo : B;
+                }
             }
             const unsigned m = __ballot_sync(kFull, z != y);
-            const int k = m ? __ffs(m) - 1 : 31;
-            if (lane <= k && cl + lane < C) X[cl + lane] = z;
-            x = __shfl_sync(kFull, z, k);
-            qx += k + 1;
+            const int buf = (round & 1) * kChainWarps;
+            if (lane == 0) MW[buf + warp] = (int32_t)m;
+            if (lane == (m ? __ffs(m) - 1 : 31)) ZW[buf + warp] = z;
+            chain_barrier();
+            int32_t K = kChainLanes - 1;
+            int64_t xn = ZW[buf + kChainWarps - 1];
+            for (int w = 0; w < kChainWarps; ++w) {
+                const unsigned mw = (unsigned)MW[buf + w];
+                if (mw) {
+                    K = w * 32 + __ffs(mw) - 1;
+                    xn = ZW[buf + w];
+                    break;
+                }
+            }
+            if (tid <= K && cl + tid < C) {
+                X[cl + tid] = z;
+                TB[cl + tid] = tb;
+                IN[cl + tid] = in;
+                XB[cl + tid] = xb;
+            }
+            x = xn;
+            qx += K + 1;
             while ((qx + 1) * W <= x) ++qx;
-            cl += k + 1;
+            cl += K + 1;
+            ++round;
         }
-        if (lane == 0) X[C] = total;
-    }
-    __syncthreads();
-    MLA_META_MARK(2);
-
-    // ---- 3. per cluster: tiles before x[c], inside flag, work counts -> work_indptr --------
-    for (int32_t cl = tid; cl <= C; cl += kThreads) {
-        const int64_t xc = X[cl];
-        if (xc >= total) {
-            XB[cl] = B;
-            TB[cl] = num_tiles;
-            IN[cl] = 0;
-        } else {
-            const int32_t b = locate(R, B, xc);
-            Req q{};
-            q.blocks = K[b];
-            XB[cl] = b;
-            TB[cl] = tiles_before(c, q, R[b], TR[b], xc);
-            IN[cl] = inside_tile(c, q, R[b], xc);
+        if (tid == 0) {
+            X[C] = total;
+            TB[C] = num_tiles;
+            IN[C] = 0;
+            XB[C] = B;
         }
     }
     __syncthreads();
-    {
-        const int32_t cnt = tid < C ? (TB[tid + 1] - TB[tid]) + IN[tid] : 0;
-        int32_t num_works;
-        const int32_t before = scan_excl32(cnt, scr, &num_works);
-        if (tid < C) WI[tid] = before;
-        if (tid == 0) WI[C] = num_works;
-    }
-    __syncthreads();
-    for (int32_t i = tid; i < p.work_indptr_len; i += kThreads)
-        p.work_indptr[i] = WI[min(i, C)];
+    MLA_META_MARK(4);
 
-    MLA_META_MARK(3);
-    // ---- 4. split tiles: groups of consecutive boundary clusters inside one tile -----------
-    int32_t num_split;
+    // ---- 4. per cluster: works, fragments, partial rows; boundary fragments ----------------
+    // Cluster cl starts inside a tile (IN[cl], a boundary) -> that tile is split. A group of
+    // consecutive boundaries inside one tile is one split tile with (boundaries + 1) fragments:
+    // fragment 0 in cluster (first boundary - 1), fragment f in the f-th boundary cluster. Each
+    // boundary counts 1 fragment, each group start 1 more; partial rows are fragments x the
+    // tile's token count. ERED / EPART: exclusive prefixes of those over clusters.
     {
         const int32_t cl = tid;
-        const bool bnd = cl >= 1 && cl < C && IN[cl];
-        const bool start = bnd && !(IN[cl - 1] && TB[cl - 1] == TB[cl]);
-        const bool end = bnd && !(cl + 1 < C && IN[cl + 1] && TB[cl + 1] == TB[cl]);
-        const int32_t s = scan_excl32(start ? 1 : 0, scr, &num_split);
-        if (start) {
-            SP_TILE[s] = TB[cl] - 1;
-            SP_FIRST[s] = cl - 1;
+        int32_t cnt = 0, vred = 0, vpart = 0, tsize = 0;
+        bool bnd = false, start = false, end = false;
+        if (cl < C) {
+            const int32_t tb0 = TB[cl], tb1 = TB[cl + 1];
+            bnd = IN[cl] != 0;
+            cnt = tb1 - tb0 + (bnd ? 1 : 0);
+            if (bnd) {
+                start = !(IN[cl - 1] && TB[cl - 1] == tb0);
+                end = !(cl + 1 < C && IN[cl + 1] && tb1 == tb0);
+                const int32_t b = XB[cl];
+                int32_t nt;
+                qo_tiles(c, min32(max32(QO[b + 1] - QO[b], 0), c.max_seqlen_qo), &nt, &tsize);
+                vred = start ? 2 : 1;
+                vpart = vred * tsize;
+            }
+        }
+        const int32_t i0 = warp_incl32(cnt, lane), i1 = warp_incl32(vred, lane),
+                      i2 = warp_incl32(vpart, lane);
+        if (lane == 31) {
+            S32[warp] = i0;
+            S32[32 + warp] = i1;
+            S32[64 + warp] = i2;
         }
         __syncthreads();
-        if (end) {
-            const int32_t g = s - (start ? 0 : 1);  // the group this boundary closes
-            SP_NFRAG[g] = cl - SP_FIRST[g] + 1;
+        if (warp == 0) {
+            const int32_t a = warp_incl32(S32[lane], lane), r = warp_incl32(S32[32 + lane], lane),
+                          q = warp_incl32(S32[64 + lane], lane);
+            S32[lane] = a;
+            S32[32 + lane] = r;
+            S32[64 + lane] = q;
         }
         __syncthreads();
-    }
-    {
-        int32_t nf = 0, rows = 0;
-        if (tid < num_split) {
-            const int32_t b = XB[SP_FIRST[tid] + 1];
-            const Req q = make_req(c, p.qo_indptr[b], p.qo_indptr[b + 1], p.kv_indptr[b],
-                                   p.kv_indptr[b + 1], p.kv_last_page_lens[b]);
-            nf = SP_NFRAG[tid];
-            rows = nf * q.tsize;
+        const int32_t wi = (warp ? S32[warp - 1] : 0) + i0 - cnt;
+        const int32_t ered = (warp ? S32[32 + warp - 1] : 0) + i1 - vred;
+        const int32_t epart = (warp ? S32[64 + warp - 1] : 0) + i2 - vpart;
+        const int32_t num_works = S32[31], tot_red = S32[63];
+        if (cl < C) {
+            WI[cl] = wi;
+            ERED[cl] = ered;
+            EPART[cl] = epart;
+        } else if (cl == C) {
+            WI[C] = num_works;
+            ERED[C] = tot_red;
         }
-        int64_t red64, part64, tot_red64, tot_rows64;
-        scan_excl_pair(nf, rows, scr, &red64, &part64, &tot_red64, &tot_rows64);
-        const int32_t red = (int32_t)red64, part = (int32_t)part64, tot_red = (int32_t)tot_red64;
-        if (tid < num_split) {
-            SP_RED[tid] = red;
-            SP_PART[tid] = part;
-        }
-        if (tid == 0) SP_RED[num_split] = tot_red;
-        __syncthreads();
-        for (int32_t i = num_tiles + 1 + tid; i < p.reduce_indptr_len; i += kThreads)
+        if (cta == 0)
+            for (int32_t i = tid; i < p.work_indptr_len; i += kThreads)
+                p.work_indptr[i] = i < C ? (i == cl ? wi : 0) : num_works;
+        // Padding of reduce_indptr past the plan, and its first entry.
+        for (int32_t i = num_tiles + 1 + cta * kThreads + tid; i < p.reduce_indptr_len;
+             i += ncta * kThreads)
             p.reduce_indptr[i] = tot_red;
-        if (tid == 0 && p.reduce_indptr_len > 0) p.reduce_indptr[0] = 0;
+        if (cta == 0 && tid == 0 && p.reduce_indptr_len > 0) p.reduce_indptr[0] = 0;
+        // The fragment that starts at this boundary (fragment >= 1 of its tile).
+        if (bnd && cl % ncta == cta) {
+            const int32_t b = XB[cl], t = TB[cl] - 1;
+            const int32_t qo0 = QO[b], kv0 = KV[b], last = LS[b];
+            const Req q = make_req(c, qo0, QO[b + 1], kv0, KV[b + 1], last);
+            const int32_t j = t - TR[b];
+            const int64_t s = R[b] + (int64_t)j * tile_cost(c, q);
+            const int32_t j0 = (int32_t)(X[cl] - s), j1 = end ? -1 : (int32_t)(X[cl + 1] - s);
+            const int32_t part = epart + (start ? tsize : 0), slot = ered + (start ? 1 : 0);
+            int32_t w[8];
+            const Out o{p.work_info_set,      p.work_info_set_rows, p.reduce_indptr,
+                        p.reduce_indptr_len,  p.reduce_final_map,   p.reduce_final_map_rows,
+                        p.reduce_partial_map, p.reduce_partial_map_len};
+            make_work(c, q, b, j, qo0, kv0, last, j0, j1, part, w);
+            put_work(o, wi, w);
+            if (slot < p.reduce_partial_map_len) p.reduce_partial_map[slot] = part;
+            if (end && t + 1 < p.reduce_indptr_len) p.reduce_indptr[t + 1] = ered + vred;
+        }
     }
+    __syncthreads();
+    MLA_META_MARK(5);
 
-    MLA_META_MARK(4);
-    // ---- 5. works and reduce entries, one request per thread -------------------------------
-    const SplitTiles sp{SP_TILE, SP_FIRST, SP_NFRAG, SP_RED, SP_PART, num_split};
+    // ---- 5. per request (this CTA's share): fragment 0 or the whole work of each tile -------
     const Out out{p.work_info_set,      p.work_info_set_rows, p.reduce_indptr,
                   p.reduce_indptr_len,  p.reduce_final_map,   p.reduce_final_map_rows,
                   p.reduce_partial_map, p.reduce_partial_map_len};
-    // One thread per tile: consecutive lanes write consecutive works (coalesced rows).
-    for (int32_t t = tid; t < num_tiles; t += kThreads) {
-        int32_t lo = 0, hi = B - 1;  // request b: TR[b] <= t < TR[b+1]
-        while (lo < hi) {
-            const int32_t mid = (lo + hi + 1) >> 1;
-            if (TR[mid] <= t) lo = mid;
-            else hi = mid - 1;
+    const int32_t per = (B + ncta - 1) / ncta;
+    const int32_t r_end = min(B, (cta + 1) * per);
+    for (int32_t b = cta * per + tid; b < r_end; b += kThreads) {
+        const int32_t qo0 = QO[b], kv0 = KV[b], last = LS[b];
+        const Req q = make_req(c, qo0, QO[b + 1], kv0, KV[b + 1], last);
+        const int32_t nt = req_tiles(c, q);
+        if (nt == 0) continue;
+        const int32_t t0 = TR[b], cost = tile_cost(c, q);
+        const int64_t rb = R[b];
+        int32_t c0 = 0;
+        for (int32_t j = 0; j < nt; ++j) {
+            const int32_t t = t0 + j;
+            int32_t hi = C - 1;  // the cluster where tile t starts: largest c with TB[c] <= t
+            while (c0 < hi) {
+                const int32_t mid = (c0 + hi + 1) >> 1;
+                if (TB[mid] <= t) c0 = mid;
+                else hi = mid - 1;
+            }
+            const int32_t first_work = WI[c0] + IN[c0] + (t - TB[c0]);
+            const bool split = IN[c0 + 1] && TB[c0 + 1] - 1 == t;
+            int32_t w[8];
+            if (!split) {
+                make_work(c, q, b, j, qo0, kv0, last, 0, -1, -1, w);
+                put_work(out, first_work, w);
+                if (t + 1 < out.reduce_indptr_len) out.reduce_indptr[t + 1] = ERED[c0 + 1];
+            } else {
+                const int64_t s = rb + (int64_t)j * cost;
+                const int32_t part = EPART[c0 + 1], slot = ERED[c0 + 1];
+                make_work(c, q, b, j, qo0, kv0, last, 0, (int32_t)(X[c0 + 1] - s), part, w);
+                put_work(out, first_work, w);
+                if (slot < out.partial_len) out.partial_map[slot] = part;
+            }
+            if (t < out.final_rows) {
+                out.final_map[2 * t] = w[2];
+                out.final_map[2 * t + 1] = w[3];
+            }
         }
-        const int32_t b = lo, j = t - TR[b];
-        const int32_t qo0 = p.qo_indptr[b], kv0 = p.kv_indptr[b], last = p.kv_last_page_lens[b];
-        const Req q = make_req(c, qo0, p.qo_indptr[b + 1], kv0, p.kv_indptr[b + 1], last);
-        const int64_t s = R[b] + (int64_t)j * tile_cost(c, q);
-        int32_t c0 = 0, c1 = C - 1;  // largest c0 < C with X[c0] <= s
-        while (c0 < c1) {
-            const int32_t mid = (c0 + c1 + 1) >> 1;
-            if (X[mid] <= s) c0 = mid;
-            else c1 = mid - 1;
-        }
-        fill_tile(c, q, b, j, t, s, c0, split_lower_bound(sp, t), qo0, kv0, last, X, TB, IN, WI,
-                  sp, out);
     }
 #ifdef MLA_META_PROFILE
     __syncthreads();
-    MLA_META_MARK(5);
-    if (tid == 0)
-        for (int i = 0; i < 5; ++i) p.reduce_final_map[i] = (int32_t)(prof[i + 1] - prof[i]);
+    MLA_META_MARK(6);
+    if (cta == 0 && tid == 0)
+        for (int i = 0; i < 6; ++i) p.reduce_final_map[i] = (int32_t)(prof[i + 1] - prof[i]);
 #endif
 }

@@ -55,22 +55,22 @@ extern "C" __global__ void __launch_bounds__(128) mla_reduce_bf16(const __grid_c
         if (m > -INFINITY)
             for (int k = f0 + lane; k < f1; k += 32) {
                 const float x = p.partial_lse[((int64_t)p.reduce_partial_map[k] + i) * Hk + h];
-                if (finite_lse(x)) sum += expf(x - m);
+                if (finite_lse(x)) sum += __expf(x - m);
             }
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
         const float lse = (m > -INFINITY && sum > 0.f) ? m + logf(sum) : -INFINITY;
 
-        // this lane's 4 columns: quarter * 128 + 4 lane; four fragments in flight
+        // this lane's 4 columns: quarter * 128 + 4 lane; eight fragments in flight
         float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
         if (lse > -INFINITY) {
             const int col = quarter * 128 + 4 * lane;
             int k = f0;
-            for (; k + 4 <= f1; k += 4) {
-                float wgt[4];
-                float4 v[4];
+            for (; k + 8 <= f1; k += 8) {
+                float wgt[8];
+                float4 v[8];
 #pragma unroll
-                for (int u4 = 0; u4 < 4; ++u4) {
+                for (int u4 = 0; u4 < 8; ++u4) {
                     const int64_t prow = ((int64_t)p.reduce_partial_map[k + u4] + i) * Hk + h;
                     const float x = p.partial_lse[prow];
                     const bool fin = finite_lse(x);
@@ -79,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(128) mla_reduce_bf16(const __grid_c
                     if (fin) v[u4] = __ldg(reinterpret_cast<const float4*>(p.partial_out + prow * kDV + col));
                 }
 #pragma unroll
-                for (int u4 = 0; u4 < 4; ++u4) {
+                for (int u4 = 0; u4 < 8; ++u4) {
                     acc.x += wgt[u4] * v[u4].x;
                     acc.y += wgt[u4] * v[u4].y;
                     acc.z += wgt[u4] * v[u4].z;
