@@ -410,11 +410,15 @@ typedef struct mla_decode_support {
     int32_t supported;            /* 1 = runs, 0 = does not, -1 = unknown (no table to ask)     */
     int32_t num_reasons;
     char reasons[1024];           /* one reason per line, aiter's wording                       */
+    int32_t libmla_reducer;       /* 1 if libmla itself can merge this shape's split tiles (its
+                                     sm_90a reducer); 0 on AMD archs, where `supported` is
+                                     aiter's verdict and split tiles need aiter's mla_reduce_v1
+                                     (libmla ships no AMD reducer, docs/amd.md)               */
 } mla_decode_support;
 /* Output struct: only struct_size needs setting; the call fills every field. */
 #define MLA_DECODE_SUPPORT_INIT                                                                \
     {sizeof(mla_decode_support), {0}, 0, 0, MLA_PLANNER_V1_2, MLA_HEAD_PLAN_UNSUPPORTED, 0, 0, 1, \
-     1, 0, 0, 128, 0, MLA_BACKEND_ASM, MLA_ASM_UNKNOWN, -1, -1, {0}, {0}, -1, 0, {0}}
+     1, 0, 0, 128, 0, MLA_BACKEND_ASM, MLA_ASM_UNKNOWN, -1, -1, {0}, {0}, -1, 0, {0}, 0}
 
 /* Can this shape run on this arch, on which kernel, and if not, why not (aiter PR #6107).
  * Errors as mla_decode_head_plan; a shape that cannot run is not an error (supported = 0). */

@@ -84,7 +84,16 @@ extern "C" MLA_API mla_status mla_plan_metadata_device(mla_context* ctx,
         const unsigned smem = mla_meta_smem_bytes(s.cfg.num_batches, s.cfg.num_clusters);
         ctx->runtime->set_device(ctx->device);
         if (smem > 48 * 1024) ctx->runtime->set_max_dynamic_shared(f, int(smem));
+        // CTAs: each computes the plan skeleton and writes its share (meta_v1_2.cu); the table's
+        // launch_max_blocks caps them (1 = one CTA writes everything).
+        const long max_blocks = row.get_int("launch_max_blocks", 1);
+        if (max_blocks < 1 || max_blocks > 1024)
+            MLA_FAIL(MLA_ERROR_TABLE, row.file << ":" << row.line << ": launch_max_blocks "
+                                               << max_blocks << " is not in [1, 1024]");
+        const long want = (long(s.cfg.num_batches) + MLA_META_REQS_PER_CTA - 1) /
+                          MLA_META_REQS_PER_CTA;
         rt::Dim3 grid, block;
+        grid.x = unsigned(want < 1 ? 1 : (want > max_blocks ? max_blocks : want));
         block.x = MLA_META_THREADS;
         ctx->runtime->launch(f, grid, block, smem, stream, &p, sizeof(p));
     });

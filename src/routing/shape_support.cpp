@@ -187,6 +187,8 @@ void shape_support(const mla_decode_shape& in, mla_decode_support& out, const st
     if (out.supported == -1 && !table_route)
         reasons.add("%s backend has no availability table", backend_name(b));
     out.num_reasons = reasons.count;
+    // libmla ships a reducer for its own sm_90a kernels only (docs/amd.md).
+    out.libmla_reducer = (sm90 && p.reduce_supported) ? 1 : 0;
 }
 
 }  // namespace mla::route

@@ -263,7 +263,7 @@ TEST_CASE("decode launch: row tile, fold and dtype pick the kernel", "[decode]")
         {16, 2, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_bf16_fp8_m32", 16, 1, 256, 226560},
         {128, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_wg_bf16_bf16_m64", 64, 2, 256, 230912},
         {96, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_fp8_fp8_m64", 48, 2, 256, 230912},
-        {16, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_fp8_fp8_m16", 16, 1, 256, 171136},
+        {16, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_fp8_fp8_m16", 16, 1, 256, 171264},
     };
     for (const K& k : ks) {
         INFO(k.sym);

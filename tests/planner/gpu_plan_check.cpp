@@ -1,13 +1,19 @@
 // gpu_plan_check.cpp - the device planner on a real GPU (meson test `gpu_plan`), public C API
 // only: a random sweep comparing mla_plan_metadata_device with mla_plan_metadata byte for byte
 // (all six buffers, both pre-filled with the same byte pattern), then the device plan time for
-// 1536 requests. Exit 77 (skipped) without a CUDA driver or device.
+// 1536 requests, two ways: 200 back-to-back launches between events (launch gaps included) and
+// 200 plans captured in one CUDA graph, replayed between events ("GPU time": the graph removes
+// the host launch gaps). Exit 77 (skipped) without a CUDA driver or device.
+// Environment: MLA_GPU_PLAN_SWEEP=n random cases (default 400; 0 = timing only),
+// MLA_GPU_PLAN_REPS=n launches per timing (default 200), MLA_GPU_PLAN_PROFILE=1 prints the phase
+// clocks of a -DMLA_META_PROFILE cubin.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include "gpu_driver.h"
 #include "mla_c_api.h"
 
 namespace {
@@ -148,9 +154,14 @@ int main() {
     std::printf("device %s, %d SMs\n", arch, cus);
     std::mt19937 rng(2026);
     const int heads[] = {8, 16, 32, 64, 96, 128};
-    // MLA_GPU_PLAN_REPS=n: only the timing part, n launches per shape (for a profiler).
     const char* reps_env = std::getenv("MLA_GPU_PLAN_REPS");
-    const int sweep = reps_env ? 0 : 400;
+    const char* sweep_env = std::getenv("MLA_GPU_PLAN_SWEEP");
+    const int sweep = sweep_env ? std::atoi(sweep_env) : 400;
+    gpu_test::Driver drv;
+    if (!drv.load()) {
+        std::fprintf(stderr, "gpu_plan: libcuda.so.1 unusable for streams / graphs\n");
+        return 1;
+    }
     int failures = 0, cases = 0;
     for (int iter = 0; iter < sweep; ++iter) {
         mla_metadata_params p = MLA_METADATA_PARAMS_INIT;
@@ -170,8 +181,11 @@ int main() {
     }
     std::printf("gpu_plan: %d / %d random cases byte-identical\n", cases - failures, cases);
 
-    // Device plan time for 1536 requests (qlen 1 and MTP 2, 16 and 128 heads), events around
-    // 200 back-to-back launches.
+    // Device plan time for 1536 requests (qlen 1 and MTP 2, 16 and 128 heads): events around
+    // 200 back-to-back launches, and around one replay of a graph of 200 captured plans.
+    gpu_test::CUstream stream = nullptr;
+    if (!drv.check(drv.cuStreamCreate(&stream, gpu_test::kStreamNonBlocking), "cuStreamCreate"))
+        return 1;
     const int shapes[][3] = {{16, 1, 1}, {128, 1, 1}, {16, 2, 64}, {128, 4, 1}};
     for (const auto& s : shapes) {
         mla_metadata_params p = MLA_METADATA_PARAMS_INIT;
@@ -212,27 +226,51 @@ int main() {
         auto launch = [&] {
             return mla_plan_metadata_device(ctx, &p, static_cast<int32_t*>(in[0]),
                                             static_cast<int32_t*>(in[1]),
-                                            static_cast<int32_t*>(in[2]), &m, nullptr);
+                                            static_cast<int32_t*>(in[2]), &m, stream);
         };
         const int reps = reps_env ? std::atoi(reps_env) : 200;
-        for (int i = 0; i < (reps_env ? 0 : 10); ++i) launch();
-        mla_stream_synchronize(ctx, nullptr);
+        for (int i = 0; i < 10; ++i) launch();
+        mla_stream_synchronize(ctx, stream);
         mla_timer* t = nullptr;
-        mla_timer_start(ctx, nullptr, &t);
+        mla_timer_start(ctx, stream, &t);
         for (int i = 0; i < reps; ++i) launch();
         float ms = 0;
         mla_timer_stop_ms(ctx, t, &ms);
-        std::printf("device plan, 1536 requests, %3d heads, qlen %d, page %2d: %.2f us per plan\n",
-                    s[0], s[1], s[2], 1000.0 * ms / reps);
+        // The same plans captured in one graph: replay once to warm up, then time one replay.
+        float gms = -1;
+        gpu_test::CUgraph graph = nullptr;
+        gpu_test::CUgraphExec exec = nullptr;
+        bool gok = drv.check(drv.cuStreamBeginCapture(stream, gpu_test::kCaptureModeThreadLocal),
+                             "cuStreamBeginCapture");
+        if (gok) {
+            for (int i = 0; i < reps; ++i)
+                if (launch() != MLA_SUCCESS) gok = false;
+            gok = drv.check(drv.cuStreamEndCapture(stream, &graph), "cuStreamEndCapture") && gok;
+        }
+        gok = gok && drv.check(drv.cuGraphInstantiateWithFlags(&exec, graph, 0), "instantiate") &&
+              drv.check(drv.cuGraphLaunch(exec, stream), "cuGraphLaunch") &&
+              drv.check(drv.cuStreamSynchronize(stream), "cuStreamSynchronize");
+        if (gok) {
+            mla_timer_start(ctx, stream, &t);
+            drv.cuGraphLaunch(exec, stream);
+            mla_timer_stop_ms(ctx, t, &gms);
+        }
+        if (exec) drv.cuGraphExecDestroy(exec);
+        if (graph) drv.cuGraphDestroy(graph);
+        if (!gok) ++failures;
+        std::printf("device plan, 1536 requests, %3d heads, qlen %d, page %2d: %.2f us per plan "
+                    "(%d launches), %.2f us per plan in a graph of %d\n",
+                    s[0], s[1], s[2], 1000.0 * ms / reps, reps, 1000.0 * gms / reps, reps);
         if (std::getenv("MLA_GPU_PLAN_PROFILE")) {  // a -DMLA_META_PROFILE cubin's phase clocks
-            int32_t ph[5];
+            int32_t ph[6];
             mla_memcpy_dtoh(ctx, ph, d[4], sizeof(ph), nullptr);
-            std::printf("  phase cycles: costs %d, chain %d, counts %d, splits %d, fill %d\n",
-                        ph[0], ph[1], ph[2], ph[3], ph[4]);
+            std::printf("  phase cycles (CTA 0): stage %d, costs %d, buckets %d, chain %d, "
+                        "clusters %d, fill %d\n", ph[0], ph[1], ph[2], ph[3], ph[4], ph[5]);
         }
         for (int i = 0; i < 6; ++i) mla_device_free(ctx, d[i]);
         for (int i = 0; i < 3; ++i) mla_device_free(ctx, in[i]);
     }
+    drv.cuStreamDestroy(stream);
     mla_context_destroy(ctx);
     return failures ? 1 : 0;
 }

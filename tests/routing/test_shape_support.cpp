@@ -49,6 +49,7 @@ TEST_CASE("a supported persistent asm shape fills every field", "[routing][suppo
     CHECK(v.supported == 1);
     CHECK(v.num_reasons == 0);
     CHECK(std::string(v.reasons).empty());
+    CHECK(v.libmla_reducer == 0);  // AMD: split tiles need aiter's mla_reduce_v1
 }
 
 TEST_CASE("persistent asm queries the folded kernel heads", "[routing][support]") {
@@ -151,6 +152,7 @@ TEST_CASE("sm_90a shape support reads the mla_decode table", "[routing][support]
     CHECK(ends_with(v.code_object, "/fx_sm90_bf16_m64.cubin"));
     CHECK(v.supported == 1);
     CHECK(v.num_reasons == 0);
+    CHECK(v.libmla_reducer == 1);  // libmla's own sm_90a reducer
     // 16 heads, 2 tokens: 32 rows -> M 32
     v = support_of(shape("sm_90a", 16, 2, B16, B16));
     CHECK(v.table_gqa == 32);

@@ -84,6 +84,7 @@ void print_json(const mla_decode_shape& s, const mla_decode_support& v) {
     std::printf("  \"kernel_num_heads\": %d,\n  \"packed_qo_len_per_wg\": %d,\n",
                 v.kernel_num_heads, v.packed_qo_len_per_wg);
     std::printf("  \"reduce_supported\": %s,\n", tri(v.reduce_supported != 0));
+    std::printf("  \"libmla_reducer\": %s,\n", tri(v.libmla_reducer != 0));
     std::printf("  \"backend\": \"%s\",\n  \"asm_status\": \"%s\",\n", mla_backend_string(v.backend),
                 mla_asm_status_string(v.asm_status));
     std::printf("  \"table_gqa\": %d,\n  \"table_qseqlen\": %d,\n", v.table_gqa, v.table_qseqlen);
@@ -115,8 +116,10 @@ void print_table(const mla_decode_shape& s, const mla_decode_support& v) {
     std::printf("heads        kernel %d  fold x%d  seqlen fold x%d  native %s (natively supported %s)\n",
                 v.kernel_num_heads, v.fold_factor, v.seqlen_fold, v.native ? "yes" : "no",
                 v.natively_supported ? "yes" : "no");
-    std::printf("packing      %d qo rows per workgroup  reducer %s\n", v.packed_qo_len_per_wg,
-                v.reduce_supported ? "yes" : "no");
+    std::printf("packing      %d qo rows per workgroup  reducer %s%s\n", v.packed_qo_len_per_wg,
+                v.reduce_supported ? "yes" : "no",
+                v.libmla_reducer ? " (libmla's)"
+                                 : " (aiter's mla_reduce_v1: libmla ships no reducer for this arch)");
     std::printf("backend      %s  (experimental %d, flydsl_ps1 %d)\n", mla_backend_string(v.backend),
                 v.enable_experimental, v.flydsl_ps1);
     std::printf("table        %s", mla_asm_status_string(v.asm_status));

@@ -180,7 +180,8 @@ class mla_decode_support(_Versioned):
                 ("asm_status", c_enum), ("table_gqa", ctypes.c_int32),
                 ("table_qseqlen", ctypes.c_int32), ("asm_kernel", ctypes.c_char * 256),
                 ("code_object", ctypes.c_char * 512), ("supported", ctypes.c_int32),
-                ("num_reasons", ctypes.c_int32), ("reasons", ctypes.c_char * 1024)]
+                ("num_reasons", ctypes.c_int32), ("reasons", ctypes.c_char * 1024),
+                ("libmla_reducer", ctypes.c_int32)]
     _defaults_ = dict(planner=Planner.V1_2, plan=HeadPlanKind.UNSUPPORTED, fold_factor=1,
                       seqlen_fold=1, packed_qo_len_per_wg=128, backend=0, asm_status=5,
                       table_gqa=-1, table_qseqlen=-1, supported=-1)

@@ -145,6 +145,7 @@ class ShapeSupport:
     supported: Optional[bool]
     num_reasons: int
     reasons: Tuple[str, ...]
+    libmla_reducer: bool
 
 
 def head_plan(num_heads, max_seqlen_qo, q_dtype, kv_dtype, *, arch, **kw):
@@ -189,7 +190,7 @@ def shape_support(num_heads, max_seqlen_qo, q_dtype, kv_dtype, *, arch, num_head
         table_gqa=o.table_gqa, table_qseqlen=o.table_qseqlen,
         asm_kernel=o.asm_kernel.decode() or None, code_object=o.code_object.decode() or None,
         supported=None if o.supported < 0 else bool(o.supported), num_reasons=o.num_reasons,
-        reasons=reasons)
+        reasons=reasons, libmla_reducer=bool(o.libmla_reducer))
 
 
 # ---- archs and the code-object registry ---------------------------------------------------

@@ -82,7 +82,7 @@ static inline constexpr int mla_decode_wg_stages(int m, bool kv_fp8) { return kv
 static inline constexpr int mla_decode_wg_pingpong(int m, bool kv_fp8) { return kv_fp8 && m == 16; }
 static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
     return mla_decode_wg_pingpong(m, kv_fp8)
-               ? m * 1152 + 2 * 64 * 1152 + 2 * m * 128 + 2 * 16 * m + 2 * 64 * 4 + 2 * 4 * m
+               ? m * 1152 + 2 * 64 * 1152 + 2 * m * 128 + 2 * 16 * m + 2 * 64 * 4 + 2 * 2 * 4 * m
                : m * 1152                                                         /* Q, bf16 */
            + mla_decode_wg_stages(m, kv_fp8) * (kv_fp8 ? 64 * 576 : 64 * 1152) /* ring    */
            + (kv_fp8 ? 64 * 1152 : 0)                                       /* widened */

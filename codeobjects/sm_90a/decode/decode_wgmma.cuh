@@ -496,8 +496,8 @@ struct CfgPP {
     static constexpr int OFF_P = OFF_W + 2 * kTile;      // 2 x P^T [N][64]
     static constexpr int OFF_RED = OFF_P + 2 * N * 128;  // 2 x [4][N]
     static constexpr int OFF_TOK = OFF_RED + 2 * 16 * N; // 2 x [64]
-    static constexpr int OFF_MRG = OFF_TOK + 2 * kTN * 4; // 2 x [N] m, 2 x [N] l... [2][2][N]
-    static constexpr int SMEM = OFF_MRG + 2 * 4 * N;
+    static constexpr int OFF_MRG = OFF_TOK + 2 * kTN * 4; // [warpgroup][m, l][N] floats
+    static constexpr int SMEM = OFF_MRG + 2 * 2 * 4 * N;
     static_assert(SMEM == mla_decode_wg_smem_bytes(N, true), "smem layout and formula disagree");
     static_assert(N * kOPitch * 4 <= 2 * kTile, "output staging does not fit the tiles");
     static_assert(OFF_W % 1024 == 0 && OFF_P % 1024 == 0 && (N * 128) % 1024 == 0, "swizzle atoms");

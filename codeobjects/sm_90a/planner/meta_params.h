@@ -50,16 +50,19 @@ typedef struct mla_meta_params {
     mla_v12_config cfg;
 } mla_meta_params;
 
-// Threads per block of the kernel (one CTA) and the largest batch it plans (shared memory holds
-// 24 bytes per request).
+// Threads per block of the kernel and the largest batch / cluster count it plans (shared memory
+// holds 24 bytes per request and 32 per cluster, see below).
 #define MLA_META_THREADS 1024
 #define MLA_META_MAX_BATCH 8192
 #define MLA_META_MAX_CLUSTERS 1024
+// CTAs per launch: every CTA computes the plan skeleton and writes 1/n of the outputs. The host
+// launches min(table launch_max_blocks, ceil(B / MLA_META_REQS_PER_CTA)), at least 1.
+#define MLA_META_REQS_PER_CTA 128
 
 // Dynamic shared memory of the kernel for B requests and C clusters (bytes). Layout, in order:
-// int64 R[B+1], X[C+1], scratch[64]; int32 TR[B+1], K[B], A[B], XB[C+1], TB[C+1], IN[C+1],
-// WI[C+1], SP_RED[C+1], SP_TILE[C], SP_FIRST[C], SP_NFRAG[C], SP_PART[C], BK[C+2].
+// int64 R[B+1], X[C+1], scratch[64], chain z[8], misc[4]; int32 QO[B+1], KV[B+1], LAST[B+1],
+// TR[B+1], TB[C+1], IN[C+1], XB[C+1], WI[C+1], ERED[C+1], EPART[C+1] (buckets during the chain),
+// chain masks[8], misc[8]. B = 8192, C = 1024: 230104 bytes (the sm_90 limit is 232448).
 static inline uint32_t mla_meta_smem_bytes(int32_t B, int32_t C) {
-    return (uint32_t)(8 * ((B + 1) + (C + 1) + 64) +
-                      4 * ((B + 1) + 2 * B + 5 * (C + 1) + 4 * C + (C + 2)));
+    return (uint32_t)(8 * ((B + 1) + (C + 1) + 64 + 8 + 4) + 4 * (4 * (B + 1) + 6 * (C + 1) + 16));
 }

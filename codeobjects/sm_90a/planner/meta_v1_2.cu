@@ -192,18 +192,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     MLA_META_MARK(2);
 
     // ---- 2. buckets: BK[i] = the request holding position i * W (i < nb <= C) --------------
-    for (int32_t i = tid; i < nb; i += kThreads) {
-        const int64_t y = (int64_t)i * W;
-        int32_t lo = 0, hi = B - 1;  // largest b with R[b] <= y (R[b] for b < B written above
-                                     // by other threads: read after the barrier below)
-        (void)lo;
-        (void)hi;
-        (void)y;
-    }
     __syncthreads();  // R, TR final
     for (int32_t i = tid; i < nb; i += kThreads) {
         const int64_t y = (int64_t)i * W;
-        int32_t lo = 0, hi = B - 1;
+        int32_t lo = 0, hi = B - 1;  // largest b with R[b] <= y
         while (lo < hi) {
             const int32_t mid = (lo + hi + 1) >> 1;
             if (R[mid] <= y) lo = mid;
@@ -348,13 +340,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             WI[cl] = wi;
             ERED[cl] = ered;
             EPART[cl] = epart;
-        } else if (cl == C) {
+        }
+        if (tid == 0) {
             WI[C] = num_works;
             ERED[C] = tot_red;
         }
-        if (cta == 0)
+        if (cta == 0)  // i < C only on the first pass (C <= kThreads), where i == cl
             for (int32_t i = tid; i < p.work_indptr_len; i += kThreads)
-                p.work_indptr[i] = i < C ? (i == cl ? wi : 0) : num_works;
+                p.work_indptr[i] = i < C ? wi : num_works;
         // Padding of reduce_indptr past the plan, and its first entry.
         for (int32_t i = num_tiles + 1 + cta * kThreads + tid; i < p.reduce_indptr_len;
              i += ncta * kThreads)
