@@ -119,6 +119,35 @@ struct Work {
     int b, g, pql, qo_b, L, t0, nrows, kvi_b, n_kv, tok_begin, tok_end;
 };
 
+// Reads work item wi of the plan (plan-layout.md): request b and head group g of the folded
+// pseudo-request, first token t0, row count, and the work's token range [tok_begin, tok_end) of
+// the request's N_b = n_kv tokens. Returns false (after flagging MLA_DECODE_ERR_PLAN) for a work
+// whose rows do not fit a tile of max_rows rows; every kernel then skips it.
+__device__ __forceinline__ bool load_work(const mla_decode_params& p, int wi, int max_rows,
+                                          Work& w) {
+    const int Hk = p.kernel_heads, r = p.qk_batch_ratio, psl = p.page_size_log2;
+    const int4 wa = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)wi);
+    const int4 wb = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)wi + 4);
+    w.b = wa.x / r;
+    w.g = wa.x % r;
+    w.pql = wa.y;
+    w.qo_b = p.qo_indptr[w.b];
+    w.L = p.qo_indptr[w.b + 1] - w.qo_b;
+    w.t0 = wa.z - (w.qo_b * r + w.g * w.L);
+    w.nrows = (wa.w - wa.z) * Hk;
+    w.kvi_b = p.kv_indptr[w.b];
+    const int np = p.kv_indptr[w.b + 1] - w.kvi_b;
+    w.n_kv = np > 0 ? ((np - 1) << psl) + p.kv_last_page_lens[w.b] : 0;
+    w.tok_begin = (wb.x - w.kvi_b) << psl;
+    w.tok_end = min(w.n_kv - wb.z, w.n_kv);
+    if (w.nrows > max_rows || w.nrows < 0 || w.t0 < 0) {
+        if (threadIdx.x == 0 && p.error_flag) atomicOr(p.error_flag, MLA_DECODE_ERR_PLAN);
+        return false;
+    }
+    if (w.tok_begin < 0) w.tok_begin = 0;
+    return true;
+}
+
 template <int M, bool Q8, bool KV8>
 __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, char* smem) {
     using C = Cfg<M, KV8>;
@@ -145,36 +174,15 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
     const float qsc = p.q_scale ? *p.q_scale : 1.0f;
     const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
     const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;  // score -> base-2 logit
-    const int Hk = p.kernel_heads, r = p.qk_batch_ratio, psl = p.page_size_log2;
+    const int Hk = p.kernel_heads, psl = p.page_size_log2;
     const int psmask = (1 << psl) - 1;
     const int esz_kv = KV8 ? 1 : 2;
     const char* kv_g = static_cast<const char*>(p.kv);
 
     const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
     for (int wi = w_begin; wi < w_end; ++wi) {
-        // ---- decode the work ----
-        const int4 wa = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)wi);
-        const int4 wb = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)wi + 4);
         Work w;
-        w.b = wa.x / r;
-        w.g = wa.x % r;
-        w.pql = wa.y;
-        w.qo_b = p.qo_indptr[w.b];
-        w.L = p.qo_indptr[w.b + 1] - w.qo_b;
-        w.t0 = wa.z - (w.qo_b * r + w.g * w.L);
-        w.nrows = (wa.w - wa.z) * Hk;
-        w.kvi_b = p.kv_indptr[w.b];
-        {
-            const int np = p.kv_indptr[w.b + 1] - w.kvi_b;
-            w.n_kv = np > 0 ? ((np - 1) << psl) + p.kv_last_page_lens[w.b] : 0;
-        }
-        w.tok_begin = (wb.x - w.kvi_b) << psl;
-        w.tok_end = min(w.n_kv - wb.z, w.n_kv);
-        if (w.nrows > M || w.nrows < 0 || w.t0 < 0) {
-            if (tid == 0 && p.error_flag) atomicOr(p.error_flag, MLA_DECODE_ERR_PLAN);
-            continue;
-        }
-        if (w.tok_begin < 0) w.tok_begin = 0;
+        if (!load_work(p, wi, M, w)) continue;
         const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + C::TN - 1) / C::TN : 0;
 
         __syncthreads();  // the previous work's epilogue is done with shared memory

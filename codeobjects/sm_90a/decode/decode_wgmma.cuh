@@ -243,34 +243,14 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     const float qsc = p.q_scale ? *p.q_scale : 1.0f;
     const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
     const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
-    const int Hk = p.kernel_heads, r = p.qk_batch_ratio, psl = p.page_size_log2;
+    const int Hk = p.kernel_heads, psl = p.page_size_log2;
     const int psmask = (1 << psl) - 1;
     const char* kv_g = static_cast<const char*>(p.kv);
 
     const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
     for (int wi = w_begin; wi < w_end; ++wi) {
-        const int4 wa = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)wi);
-        const int4 wb = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)wi + 4);
         mla_dec::Work w;
-        w.b = wa.x / r;
-        w.g = wa.x % r;
-        w.pql = wa.y;
-        w.qo_b = p.qo_indptr[w.b];
-        w.L = p.qo_indptr[w.b + 1] - w.qo_b;
-        w.t0 = wa.z - (w.qo_b * r + w.g * w.L);
-        w.nrows = (wa.w - wa.z) * Hk;
-        w.kvi_b = p.kv_indptr[w.b];
-        {
-            const int np = p.kv_indptr[w.b + 1] - w.kvi_b;
-            w.n_kv = np > 0 ? ((np - 1) << psl) + p.kv_last_page_lens[w.b] : 0;
-        }
-        w.tok_begin = (wb.x - w.kvi_b) << psl;
-        w.tok_end = min(w.n_kv - wb.z, w.n_kv);
-        if (w.nrows > N || w.nrows < 0 || w.t0 < 0) {
-            if (tid == 0 && p.error_flag) atomicOr(p.error_flag, MLA_DECODE_ERR_PLAN);
-            continue;
-        }
-        if (w.tok_begin < 0) w.tok_begin = 0;
+        if (!mla_dec::load_work(p, wi, N, w)) continue;
         const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
 
         __syncthreads();  // the previous work's epilogue is done with shared memory
@@ -527,7 +507,7 @@ __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, ch
     const float qsc = p.q_scale ? *p.q_scale : 1.0f;
     const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
     const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
-    const int Hk = p.kernel_heads, r = p.qk_batch_ratio, psl = p.page_size_log2;
+    const int Hk = p.kernel_heads, psl = p.page_size_log2;
     const int psmask = (1 << psl) - 1;
     const char* kv_g = static_cast<const char*>(p.kv);
     // loader: token ld_t, 16-byte chunks ld_sub + 2 k (k < 18) of its 576-byte row
@@ -535,28 +515,8 @@ __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, ch
 
     const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
     for (int wi = w_begin; wi < w_end; ++wi) {
-        const int4 wa = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)wi);
-        const int4 wb = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)wi + 4);
         mla_dec::Work w;
-        w.b = wa.x / r;
-        w.g = wa.x % r;
-        w.pql = wa.y;
-        w.qo_b = p.qo_indptr[w.b];
-        w.L = p.qo_indptr[w.b + 1] - w.qo_b;
-        w.t0 = wa.z - (w.qo_b * r + w.g * w.L);
-        w.nrows = (wa.w - wa.z) * Hk;
-        w.kvi_b = p.kv_indptr[w.b];
-        {
-            const int np = p.kv_indptr[w.b + 1] - w.kvi_b;
-            w.n_kv = np > 0 ? ((np - 1) << psl) + p.kv_last_page_lens[w.b] : 0;
-        }
-        w.tok_begin = (wb.x - w.kvi_b) << psl;
-        w.tok_end = min(w.n_kv - wb.z, w.n_kv);
-        if (w.nrows > N || w.nrows < 0 || w.t0 < 0) {
-            if (tid == 0 && p.error_flag) atomicOr(p.error_flag, MLA_DECODE_ERR_PLAN);
-            continue;
-        }
-        if (w.tok_begin < 0) w.tok_begin = 0;
+        if (!mla_dec::load_work(p, wi, N, w)) continue;
         const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
 
         // ---- register loads of one tile (this thread's token and chunks); bad pages never read ----
