@@ -106,7 +106,8 @@ MLA_API size_t mla_dtype_size(mla_dtype dtype);
  * Code objects are listed in CSV tables under <root>/<arch>/ (at any depth: aiter keeps them in
  * <arch>/mla/ and <arch>/mla_dsl/). The root is, in order: an explicit root (context), the
  * MLA_CODEOBJECT_DIR environment variable, the `codeobjects` folder next to the loaded libmla.so
- * (dladdr), the install prefix (<datadir>/libmla/codeobjects), the build tree. For AMD archs
+ * (dladdr), the install prefix (<datadir>/libmla/codeobjects), the build tree (a library still
+ * inside its build tree takes the build tree before the install prefix). For AMD archs
  * point the root at an aiter installation's hsa/ directory.
  * ------------------------------------------------------------------------------------------- */
 

@@ -8,6 +8,9 @@ build="${1:-build}"
 if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" || { echo "0 passed, 1 failed"; exit 1; }
 fi
+# Build everything first: `meson test` alone builds only what tests declare (not, e.g., the CSV
+# tables copied into the build tree's code-object root).
+ninja -C "$build" || { echo "0 passed, 1 failed"; exit 1; }
 log="$build/meson-logs/testlog.json"
 rm -f "$log"  # never count a previous run's results
 meson test -C "$build" --print-errorlogs

@@ -194,7 +194,9 @@ Table load_table(const std::string& csv_path, const std::string& arch_dir) {
                 std::ostringstream msg;
                 msg << csv_path << ":" << row.line << ": duplicate key (" << describe_key(t, row)
                     << "): same as " << csv_path << ":" << ins.first->second;
-                if (!allow_duplicates()) MLA_FAIL(MLA_ERROR_TABLE, msg.str());
+                if (!allow_duplicates())
+                    MLA_FAIL(MLA_ERROR_TABLE, msg.str() << " (set MLA_TABLE_DUPLICATES=first to keep "
+                                                           "the first row, as aiter does)");
                 t.dropped_duplicates.push_back(msg.str() + " (row dropped, first row kept)");
                 continue;
             }

@@ -42,8 +42,15 @@ std::string find_root(const std::string& explicit_root, std::string* tried) {
             candidates.emplace_back("next to the library", lib + "/codeobjects");
             candidates.emplace_back("next to the library", lib + "/../share/libmla/codeobjects");
         }
+        // A library (or test program) still inside its meson build tree uses that tree's code
+        // objects before the install prefix, so a stale installation cannot mask the build.
+        const std::string build_dir = MLA_BUILD_CODEOBJECT_DIR;
+        const std::string build_root = fs::path(build_dir).parent_path().string();
+        const bool in_build_tree =
+            !build_root.empty() && !lib.empty() && lib.compare(0, build_root.size() + 1, build_root + "/") == 0;
+        if (in_build_tree) candidates.emplace_back("build tree", build_dir);
         candidates.emplace_back("install prefix", MLA_INSTALL_CODEOBJECT_DIR);
-        candidates.emplace_back("build tree", MLA_BUILD_CODEOBJECT_DIR);
+        if (!in_build_tree) candidates.emplace_back("build tree", build_dir);
     }
     for (const auto& c : candidates) {
         std::error_code ec;

@@ -119,7 +119,22 @@ TEST_CASE("malformed tables are MLA_ERROR_TABLE naming file and line", "[core][r
                       "reduce,bf16,k3,c.co\n");
         CHECK(r.second.first == MLA_ERROR_TABLE);
         CHECK(r.second.second == r.first + ":5: duplicate key (kind=reduce, outType=bf16): same as " +
-                                     r.first + ":2");
+                                     r.first + ":2 (set MLA_TABLE_DUPLICATES=first to keep the "
+                                               "first row, as aiter does)");
+    }
+    SECTION("MLA_TABLE_DUPLICATES=first keeps the first row and records the other") {
+        test::ScopedEnv keep("MLA_TABLE_DUPLICATES", "first");
+        const std::string p = root.write("gfx942/dupok.csv", "kind,outType,knl_name,co_name\n"
+                                                           "reduce,bf16,k1,a.co\n"
+                                                           "reduce,fp32,k2,b.co\n"
+                                                           "reduce,bf16,k3,c.co\n");
+        const mla::reg::Table t = mla::reg::load_table(p, arch);
+        REQUIRE(t.rows.size() == 2);
+        CHECK(t.rows[0].knl_name == "k1");
+        CHECK(t.rows[1].knl_name == "k2");
+        REQUIRE(t.dropped_duplicates.size() == 1);
+        CHECK(t.dropped_duplicates[0] == p + ":4: duplicate key (kind=reduce, outType=bf16): same as " +
+                                             p + ":2 (row dropped, first row kept)");
     }
     SECTION("missing knl_name / co_name column") {
         auto r = load("nok.csv", "kind,co_name\nsmoke,a.co\n");

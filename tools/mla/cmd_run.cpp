@@ -168,8 +168,20 @@ int cmd_run(int argc, char** argv) {
         mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
         const mla_status st = mla_context_create(&o, &ctx);
         if (st == MLA_ERROR_RUNTIME_UNAVAILABLE || st == MLA_ERROR_NO_DEVICE) {
-            const std::string why = mla_last_error();
-            std::printf("mla run: no CUDA device (%s).\n", why.substr(0, why.find('\n')).c_str());
+            // The runtime's message lists every path tried, one indented line each: keep the
+            // other lines (what is missing and the hint), joined on one line.
+            std::string why, line;
+            const std::string msg = std::string(mla_last_error()) + "\n";
+            for (char c : msg) {
+                if (c != '\n') {
+                    line += c;
+                    continue;
+                }
+                if (!line.empty() && line.compare(0, 2, "  ") != 0)
+                    why += (why.empty() ? "" : " ") + line;
+                line.clear();
+            }
+            std::printf("mla run: no CUDA device: %s\n", why.c_str());
             ctx = nullptr;
         } else if (st) {
             std::fprintf(stderr, "mla run: mla_context_create: %s: %s\n", mla_status_string(st), mla_last_error());
