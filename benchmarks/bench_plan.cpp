@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "host_plan.h"
 #include "mla_c_api.h"
 
 namespace {
@@ -35,24 +36,8 @@ double bench(const Shape& sh, int reps) {
         kv.push_back(kv.back() + pages);
         last.push_back(n - (pages - 1) * sh.page);
     }
-    std::vector<uint64_t> md(2);
-    std::vector<int32_t> wi(size_t(z.work_indptr_len)), ws(size_t(z.work_info_set_rows) * 8),
-        ri(size_t(z.reduce_indptr_len)), rf(size_t(z.reduce_final_map_rows) * 2),
-        rp(size_t(z.reduce_partial_map_len) + 1);
-    mla_metadata_buffers m{};
-    m.struct_size = sizeof(m);
-    m.work_metadata = md.data();
-    m.work_metadata_len = 2;
-    m.work_indptr = wi.data();
-    m.work_indptr_len = z.work_indptr_len;
-    m.work_info_set = ws.data();
-    m.work_info_set_rows = z.work_info_set_rows;
-    m.reduce_indptr = ri.data();
-    m.reduce_indptr_len = z.reduce_indptr_len;
-    m.reduce_final_map = rf.data();
-    m.reduce_final_map_rows = z.reduce_final_map_rows;
-    m.reduce_partial_map = rp.data();
-    m.reduce_partial_map_len = z.reduce_partial_map_len;
+    HostPlan hp(z);
+    mla_metadata_buffers& m = hp.buffers;
     std::vector<double> us;
     for (int i = 0; i < reps; ++i) {
         const auto t0 = std::chrono::steady_clock::now();

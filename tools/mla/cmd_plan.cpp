@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "host_plan.h"
 #include "mla_c_api.h"
 
 namespace {
@@ -115,24 +116,13 @@ int cmd_plan(int argc, char** argv) {
         kv.push_back(int32_t(kv.back() + pages));
         last.push_back(pages ? int32_t(n - (pages - 1) * p.page_size) : p.page_size);
     }
-    std::vector<uint64_t> md(size_t(z.work_metadata_len));
-    std::vector<int32_t> wi(size_t(z.work_indptr_len)), ws(size_t(z.work_info_set_rows) * 8),
-        ri(size_t(z.reduce_indptr_len)), rf(size_t(z.reduce_final_map_rows) * 2),
-        rp(size_t(z.reduce_partial_map_len) + 1);
-    mla_metadata_buffers m{};
-    m.struct_size = sizeof(m);
-    m.work_metadata = md.data();
-    m.work_metadata_len = z.work_metadata_len;
-    m.work_indptr = wi.data();
-    m.work_indptr_len = z.work_indptr_len;
-    m.work_info_set = ws.data();
-    m.work_info_set_rows = z.work_info_set_rows;
-    m.reduce_indptr = ri.data();
-    m.reduce_indptr_len = z.reduce_indptr_len;
-    m.reduce_final_map = rf.data();
-    m.reduce_final_map_rows = z.reduce_final_map_rows;
-    m.reduce_partial_map = rp.data();
-    m.reduce_partial_map_len = z.reduce_partial_map_len;
+    HostPlan hp(z);
+    const std::vector<int32_t>& wi = hp.work_indptr;
+    const std::vector<int32_t>& ws = hp.work_info_set;
+    const std::vector<int32_t>& ri = hp.reduce_indptr;
+    const std::vector<int32_t>& rf = hp.reduce_final_map;
+    const std::vector<int32_t>& rp = hp.reduce_partial_map;
+    mla_metadata_buffers& m = hp.buffers;
     mla_plan_summary s{};
     s.struct_size = sizeof(s);
     st = mla_plan_metadata(&p, qo.data(), kv.data(), last.data(), &m, nullptr, nullptr, &s);

@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "decode_problem.h"
+#include "host_plan.h"
 
 using namespace mla_tool;
 
@@ -57,24 +58,8 @@ int cpu_path(Spec s, bool user_batch, bool user_kv) {
         std::fprintf(stderr, "mla run: mla_metadata_info: %s\n", mla_last_error());
         return 1;
     }
-    std::vector<uint64_t> wm(2);
-    std::vector<int32_t> wi(size_t(sz.work_indptr_len)), ws(size_t(sz.work_info_set_rows) * 8),
-        ri(size_t(sz.reduce_indptr_len)), rf(size_t(sz.reduce_final_map_rows) * 2),
-        rp(size_t(std::max<int64_t>(1, sz.reduce_partial_map_len)));
-    mla_metadata_buffers b{};
-    b.struct_size = sizeof b;
-    b.work_metadata = wm.data();
-    b.work_metadata_len = 2;
-    b.work_indptr = wi.data();
-    b.work_indptr_len = int64_t(wi.size());
-    b.work_info_set = ws.data();
-    b.work_info_set_rows = sz.work_info_set_rows;
-    b.reduce_indptr = ri.data();
-    b.reduce_indptr_len = int64_t(ri.size());
-    b.reduce_final_map = rf.data();
-    b.reduce_final_map_rows = sz.reduce_final_map_rows;
-    b.reduce_partial_map = rp.data();
-    b.reduce_partial_map_len = int64_t(rp.size());
+    HostPlan host_plan(sz);
+    mla_metadata_buffers& b = host_plan.buffers;
     mla_plan_summary sum{};
     sum.struct_size = sizeof sum;
     if (mla_plan_metadata(&mp, p.qo_indptr.data(), p.kv_indptr.data(), p.kv_last_page_lens.data(), &b, nullptr,

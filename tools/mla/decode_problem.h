@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/host_plan.h"
 #include "mla_c_api.h"
 
 namespace mla_tool {
@@ -342,37 +343,23 @@ struct DeviceRun {
         mla_status st = mla_metadata_info(&mp, &sizes);
         if (st) return fail("mla_metadata_info", st);
         // host plan buffers
-        std::vector<uint64_t> wm(size_t(std::max<int64_t>(sizes.work_metadata_len, 2)));
-        std::vector<int32_t> wi(size_t(sizes.work_indptr_len)), ws(size_t(sizes.work_info_set_rows) * 8),
-            ri(size_t(sizes.reduce_indptr_len)), rf(size_t(sizes.reduce_final_map_rows) * 2),
-            rp(size_t(std::max<int64_t>(sizes.reduce_partial_map_len, 1)));
+        HostPlan host(sizes);
+        const std::vector<uint64_t>& wm = host.work_metadata;
+        const std::vector<int32_t>& wi = host.work_indptr;
+        const std::vector<int32_t>& ws = host.work_info_set;
         int32_t* d_wi = static_cast<int32_t*>(alloc(wi.size() * 4));
         int32_t* d_ws = static_cast<int32_t*>(alloc(ws.size() * 4));
-        mla_metadata_buffers hb{};
-        hb.struct_size = sizeof hb;
-        hb.work_metadata = wm.data();
-        hb.work_metadata_len = int64_t(wm.size());
-        hb.work_indptr = wi.data();
-        hb.work_indptr_len = int64_t(wi.size());
-        hb.work_info_set = ws.data();
-        hb.work_info_set_rows = sizes.work_info_set_rows;
-        hb.reduce_indptr = ri.data();
-        hb.reduce_indptr_len = int64_t(ri.size());
-        hb.reduce_final_map = rf.data();
-        hb.reduce_final_map_rows = sizes.reduce_final_map_rows;
-        hb.reduce_partial_map = rp.data();
-        hb.reduce_partial_map_len = int64_t(rp.size());
         summary.struct_size = sizeof summary;
-        st = mla_plan_metadata(&mp, p.qo_indptr.data(), p.kv_indptr.data(), p.kv_last_page_lens.data(), &hb,
-                               d_wi, d_ws, &summary);
+        st = mla_plan_metadata(&mp, p.qo_indptr.data(), p.kv_indptr.data(), p.kv_last_page_lens.data(),
+                               &host.buffers, d_wi, d_ws, &summary);
         if (st) return fail("mla_plan_metadata", st);
-        plan = hb;
+        plan = host.buffers;
         plan.work_metadata = static_cast<uint64_t*>(alloc(wm.size() * 8));
         plan.work_indptr = d_wi;
         plan.work_info_set = d_ws;
-        plan.reduce_indptr = upload(ri);
-        plan.reduce_final_map = upload(rf);
-        plan.reduce_partial_map = upload(rp);
+        plan.reduce_indptr = upload(host.reduce_indptr);
+        plan.reduce_final_map = upload(host.reduce_final_map);
+        plan.reduce_partial_map = upload(host.reduce_partial_map);
         if (mla_memcpy_htod(ctx, plan.work_metadata, wm.data(), wm.size() * 8, nullptr) ||
             mla_memcpy_htod(ctx, d_wi, wi.data(), wi.size() * 4, nullptr) ||
             mla_memcpy_htod(ctx, d_ws, ws.data(), ws.size() * 4, nullptr))
