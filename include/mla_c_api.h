@@ -643,6 +643,57 @@ MLA_API mla_status mla_execute_plan_reference(const mla_host_problem* problem,
                                               float* lse);
 /* ==== END PLANNER ============================================================================ */
 
+/* ==== BEGIN CONTEXT PARALLEL (issue 9) ======================================================= */
+/* Round-robin context parallelism (aiter "cprr", docs/context-parallel.md): global KV position p
+ * of a request lives on rank p mod W; each rank decodes its shard (mla_host_problem's
+ * g_kv_indptr / cp_world_size / cp_rank, planner is_cp_round_robin = 1) into a partial O and
+ * LSE for every query row; the caller all-gathers them (NCCL, not libmla) and merges them here.
+ *
+ * Merge of W partial (O, LSE) pairs of the same query rows. Shapes (all contiguous, row-major):
+ *   partial_out  [W, total_q, H, 512]  partial_dtype: MLA_DTYPE_FP32 or MLA_DTYPE_BF16 (what a
+ *                                      rank's mla_decode_fwd writes), each normalised within its
+ *                                      rank (o_k = softmax over the rank's keys @ V)
+ *   partial_lse  [W, total_q, H]       fp32 natural-log LSE of each partial
+ *   out          [total_q, H, 512]     out_dtype (device: bf16; host: bf16 or fp32)
+ *   lse          [total_q, H]          fp32, or NULL (not wanted)
+ * For each (row, head): lse* = m + log sum_k exp(lse_k - m) with m the largest FINITE lse_k,
+ * o = sum_k exp(lse_k - lse*) o_k (§1). A partial whose LSE is not finite (-inf: the rank saw
+ * no key; +inf or NaN: aiter's HIP reducer's marker of an all-empty group) gets weight 0 and its
+ * o_k is never read, so it can never bring NaN in; when no lse_k is finite: o = 0, lse* = -inf.
+ * W = 1 copies (o converted to out_dtype). */
+typedef struct mla_merge_args {
+    size_t struct_size;
+    int32_t world_size;           /* W >= 1                                                        */
+    int32_t total_q;              /* query rows per partial, >= 0 (0: nothing to do)               */
+    int32_t num_heads;            /* H >= 1                                                        */
+    mla_dtype partial_dtype;      /* MLA_DTYPE_FP32 or MLA_DTYPE_BF16                              */
+    mla_dtype out_dtype;          /* MLA_DTYPE_BF16 (device and host) or MLA_DTYPE_FP32 (host)     */
+    const void* partial_out;      /* [W, total_q, H, 512]                                          */
+    const float* partial_lse;     /* [W, total_q, H]                                               */
+    void* out;                    /* [total_q, H, 512]                                             */
+    float* lse;                   /* [total_q, H] or NULL                                          */
+} mla_merge_args;
+#define MLA_MERGE_ARGS_INIT {sizeof(mla_merge_args), 1, 0, 16, MLA_DTYPE_FP32, MLA_DTYPE_BF16, NULL, NULL, NULL, NULL}
+
+/* Merges on the context's device on `stream` (CUstream; NULL = default stream) with the sm_90a
+ * code object of table mla_merge (key kind=merge, outType=bf16): device pointers, validated on
+ * the host before anything is launched; allocates nothing, never synchronises (CUDA graph
+ * capturable); total_q == 0 launches nothing.
+ * MLA_ERROR_INVALID_ARGUMENT: ctx / args / a required pointer NULL, world_size < 1, total_q < 0,
+ * num_heads < 1, partial_dtype not fp32/bf16, total_q * H above 2^31 - 1, partial_out or out not
+ * 16-byte aligned, partial_lse or lse not 4-byte aligned, outputs that overlap each other or an
+ * input. MLA_ERROR_UNSUPPORTED_SHAPE: the context is not sm_90a. MLA_ERROR_NO_KERNEL: no table
+ * row for out_dtype (only bf16 has one). MLA_ERROR_TABLE: the row's launch_threads is not the
+ * kernel's (256). MLA_ERROR_CODE_OBJECT, MLA_ERROR_LAUNCH from the runtime. */
+MLA_API mla_status mla_merge_attn_states(mla_context* ctx, const mla_merge_args* args,
+                                         void* stream);
+
+/* The same merge on the host (host pointers), float64 accumulation; out rounded to fp32, then
+ * (out_dtype bf16) to bf16, nearest even. The CPU reference of mla_merge_attn_states, used by
+ * the tests and the Python package. Errors: INVALID_ARGUMENT as above (no alignment rule). */
+MLA_API mla_status mla_merge_attn_states_host(const mla_merge_args* args);
+/* ==== END CONTEXT PARALLEL =================================================================== */
+
 /* ==== BEGIN DECODE (issue 5) ================================================================= */
 /* Launch of absorbed MLA decode on the context's device: the persistent decode kernel driven by
  * the plan's work items, then the reducer for split tiles. All pointers are device pointers;
