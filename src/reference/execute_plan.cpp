@@ -200,6 +200,11 @@ extern "C" MLA_API mla_status mla_execute_plan_reference(const mla_host_problem*
                                                   << ") do not match the problem (batch " << p.batch_size
                                                   << ", heads " << p.num_heads << ", page "
                                                   << p.page_size << ")");
+        // Round-robin CP masks on global positions, so a plan with the local causal trim (page
+        // size 1, is_cp_round_robin 0) may drop keys a row sees (§7).
+        MLA_CHECK_ARG(p.cp_world_size == 1 || s.params.is_cp_round_robin,
+                      "the problem is round-robin context parallel (cp_world_size "
+                          << p.cp_world_size << ") but the plan was made with is_cp_round_robin 0");
         const mla_metadata_buffers b = plan::check_buffers(s, plan);
         MLA_CHECK_ARG(out != nullptr || pr.total_q == 0, "out is NULL");
         ref::execute_plan(pr, s, b, out, lse);

@@ -41,9 +41,15 @@ Problem check_problem(const mla_host_problem* in) {
     MLA_CHECK_ARG(p.qo_indptr && p.kv_indptr, "qo_indptr / kv_indptr is NULL");
     MLA_CHECK_ARG(B == 0 || p.kv_last_page_lens, "kv_last_page_lens is NULL");
     MLA_CHECK_ARG(p.cp_world_size >= 1, "cp_world_size must be >= 1");
-    if (p.cp_world_size > 1)
-        MLA_CHECK_ARG(p.g_kv_indptr && p.cp_rank >= 0 && p.cp_rank < p.cp_world_size,
-                      "round-robin CP needs g_kv_indptr and 0 <= cp_rank < cp_world_size");
+    if (p.cp_world_size > 1) {  // round-robin CP (§7): causal only, rank in [0, W)
+        MLA_CHECK_ARG(p.g_kv_indptr, "round-robin CP (cp_world_size " << p.cp_world_size
+                                                                     << ") needs g_kv_indptr");
+        MLA_CHECK_ARG(p.cp_rank >= 0 && p.cp_rank < p.cp_world_size,
+                      "cp_rank " << p.cp_rank << " is outside [0, cp_world_size = "
+                                 << p.cp_world_size << ")");
+        MLA_CHECK_ARG(p.causal, "round-robin CP is causal only (aiter §7): causal must be 1");
+        MLA_CHECK_ARG(p.g_kv_indptr[0] >= 0, "g_kv_indptr[0] is negative");
+    }
     pr.q_stride_head = p.q_stride_head ? p.q_stride_head : kQkDim;
     pr.q_stride_token = p.q_stride_token ? p.q_stride_token : int64_t(p.num_heads) * kQkDim;
     MLA_CHECK_ARG(pr.q_stride_head >= kQkDim &&
@@ -79,8 +85,20 @@ Problem check_problem(const mla_host_problem* in) {
         }
         pr.qlen[b] = int32_t(L);
         pr.kv_len[b] = int32_t(N);
-        pr.g_kv_len[b] = p.cp_world_size > 1 ? p.g_kv_indptr[b + 1] - p.g_kv_indptr[b]
-                                             : int32_t(N);
+        pr.g_kv_len[b] = int32_t(N);
+        if (p.cp_world_size > 1) {
+            // Rank r holds global positions r, r + W, ...: ceil((G - r) / W) of them (0 if G <= r).
+            const int64_t G = int64_t(p.g_kv_indptr[b + 1]) - p.g_kv_indptr[b];
+            MLA_CHECK_ARG(G >= 0 && G < (int64_t(1) << 31),
+                          "g_kv_indptr decreases or overflows at request " << b);
+            const int64_t W = p.cp_world_size, r = p.cp_rank;
+            const int64_t local = G > r ? (G - r + W - 1) / W : 0;
+            MLA_CHECK_ARG(N == local, "request " << b << ": the local page table holds " << N
+                                                 << " tokens, but rank " << r << " of " << W
+                                                 << " holds " << local << " of its " << G
+                                                 << " global tokens (g_kv_indptr)");
+            pr.g_kv_len[b] = int32_t(G);
+        }
     }
     pr.total_q = p.qo_indptr[B];
     MLA_CHECK_ARG(pr.total_q == 0 || p.q, "q is NULL");

@@ -22,7 +22,9 @@ struct Problem {
 };
 
 // Validates a problem [INVALID_ARGUMENT: null pointers, bad sizes, unsupported dtype, decreasing
-// indptrs, last page length out of range, page ids outside [0, num_pages) in the used range].
+// indptrs, last page length out of range, page ids outside [0, num_pages) in the used range;
+// round-robin CP (cp_world_size > 1, §7): g_kv_indptr NULL or decreasing, cp_rank outside
+// [0, W), causal 0, a local KV length other than ceil((G_b - rank) / W) (0 when G_b <= rank)].
 Problem check_problem(const mla_host_problem* in);
 
 // Attention of query row (request b, token t, head h) over request tokens [k0, k1) that the row

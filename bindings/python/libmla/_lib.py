@@ -91,6 +91,9 @@ PROTOTYPES = [
     ("mla_execute_plan_reference", c_status,
      [P(T.mla_host_problem), P(T.mla_metadata_params), P(T.mla_metadata_buffers), c_void_p,
       c_void_p]),
+    # context parallel
+    ("mla_merge_attn_states", c_status, [c_void_p, P(T.mla_merge_args), c_void_p]),
+    ("mla_merge_attn_states_host", c_status, [P(T.mla_merge_args)]),
     # decode
     ("mla_decode_fwd", c_status, [c_void_p, P(T.mla_decode_args), c_void_p]),
     ("mla_device_copy", c_status, [c_void_p, c_void_p, c_void_p, c_size_t, c_void_p]),

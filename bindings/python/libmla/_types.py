@@ -248,6 +248,15 @@ class mla_host_problem(_Versioned):
                       cp_world_size=1, cp_rank=0)
 
 
+class mla_merge_args(_Versioned):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("world_size", ctypes.c_int32),
+                ("total_q", ctypes.c_int32), ("num_heads", ctypes.c_int32),
+                ("partial_dtype", c_enum), ("out_dtype", c_enum), ("partial_out", c_ptr),
+                ("partial_lse", c_ptr), ("out", c_ptr), ("lse", c_ptr)]
+    _defaults_ = dict(world_size=1, total_q=0, num_heads=16, partial_dtype=DType.FP32,
+                      out_dtype=DType.BF16)
+
+
 class mla_decode_args(_Versioned):
     _fields_ = [("struct_size", ctypes.c_size_t), ("q_dtype", c_enum), ("kv_dtype", c_enum),
                 ("batch_size", ctypes.c_int32), ("num_heads", ctypes.c_int32),
@@ -287,5 +296,6 @@ STRUCTS = {
     "mla_metadata_buffers": (mla_metadata_buffers, None),
     "mla_plan_summary": (mla_plan_summary, None),
     "mla_host_problem": (mla_host_problem, "MLA_HOST_PROBLEM_INIT"),
+    "mla_merge_args": (mla_merge_args, "MLA_MERGE_ARGS_INIT"),
     "mla_decode_args": (mla_decode_args, "MLA_DECODE_ARGS_INIT"),
 }

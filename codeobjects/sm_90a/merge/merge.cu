@@ -1,0 +1,90 @@
+// merge.cu - sm_90a context-parallel LSE merge (mla_merge_bf16): W partial (O, LSE) pairs of
+// the same query rows, one per rank of a round-robin context-parallel decode, become the final
+// bf16 O and fp32 LSE (mla_c_api.h, mla_merge_attn_states; docs/context-parallel.md).
+//
+// One warp per (row, head) unit. For unit u: lse* = m + log sum_k exp(lse_k - m), m the largest
+// finite lse_k; o = sum_k exp(lse_k - lse*) o_k. A partial whose LSE is not finite (-inf: the
+// rank saw no key; +inf or NaN: a foreign reducer's "empty" marker) gets weight 0 and its o_k is
+// never read, so 0 * NaN cannot occur; if no LSE is finite: o = 0, lse* = -inf.
+// Lane l owns columns c * 128 + 4 l + [0, 4) for c = 0..3 (coalesced 16-byte fp32 or 8-byte
+// bf16 loads, 8-byte bf16 stores).
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+#include "merge/merge_params.h"
+
+namespace {
+
+constexpr int kDV = 512;
+
+__device__ __forceinline__ bool finite_lse(float x) { return x > -INFINITY && x < INFINITY; }
+
+__device__ __forceinline__ float4 load4(const mla_merge_params& p, int64_t elem) {
+    if (p.partial_bf16) {
+        const uint2 raw = __ldg(reinterpret_cast<const uint2*>(
+            static_cast<const __nv_bfloat16*>(p.partial_out) + elem));
+        const float2 lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.x));
+        const float2 hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.y));
+        return make_float4(lo.x, lo.y, hi.x, hi.y);
+    }
+    return __ldg(reinterpret_cast<const float4*>(static_cast<const float*>(p.partial_out) + elem));
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(MLA_MERGE_THREADS)
+    mla_merge_bf16(const __grid_constant__ mla_merge_params p) {
+    const int lane = threadIdx.x & 31;
+    const int64_t u = int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (u >= p.num_units) return;
+    const int W = p.world_size;
+
+    float m = -INFINITY;
+    for (int k = lane; k < W; k += 32) {
+        const float x = __ldg(p.partial_lse + int64_t(k) * p.num_units + u);
+        if (finite_lse(x)) m = fmaxf(m, x);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    float sum = 0.f;
+    if (m > -INFINITY)
+        for (int k = lane; k < W; k += 32) {
+            const float x = __ldg(p.partial_lse + int64_t(k) * p.num_units + u);
+            if (finite_lse(x)) sum += expf(x - m);
+        }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    const float lse = (m > -INFINITY && sum > 0.f) ? m + logf(sum) : -INFINITY;
+
+    float4 acc[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (lse > -INFINITY)
+        for (int k = 0; k < W; ++k) {
+            const float x = __ldg(p.partial_lse + int64_t(k) * p.num_units + u);
+            if (!finite_lse(x)) continue;  // weight 0: o_k is never read
+            const float wgt = expf(x - lse);
+            const int64_t base = (int64_t(k) * p.num_units + u) * kDV + 4 * lane;
+            float4 v[4];
+#pragma unroll
+            for (int c = 0; c < 4; ++c) v[c] = load4(p, base + c * 128);
+#pragma unroll
+            for (int c = 0; c < 4; ++c) {
+                acc[c].x += wgt * v[c].x;
+                acc[c].y += wgt * v[c].y;
+                acc[c].z += wgt * v[c].z;
+                acc[c].w += wgt * v[c].w;
+            }
+        }
+    __nv_bfloat16* dst = static_cast<__nv_bfloat16*>(p.out) + u * kDV + 4 * lane;
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+        __nv_bfloat162 lo2 = __floats2bfloat162_rn(acc[c].x, acc[c].y);
+        __nv_bfloat162 hi2 = __floats2bfloat162_rn(acc[c].z, acc[c].w);
+        uint2 pk;
+        pk.x = *reinterpret_cast<uint32_t*>(&lo2);
+        pk.y = *reinterpret_cast<uint32_t*>(&hi2);
+        *reinterpret_cast<uint2*>(dst + c * 128) = pk;
+    }
+    if (p.lse && lane == 0) p.lse[u] = lse;
+}

@@ -1,0 +1,393 @@
+// test_merge.cpp - the LSE merge (mla_c_api.h, CONTEXT PARALLEL): exact values of the host merge
+// (-inf / +inf / NaN partials get weight 0 and are never read, all -inf -> 0 and -inf, bf16 in
+// and out), bad arguments (status, message, nothing written), and the sm_90a launch on the fake
+// CUDA runtime: symbol, grid, block, params bytes, nothing launched on bad input.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../../codeobjects/sm_90a/merge/merge_params.h"
+#include "fake_runtime.h"
+#include "mla_c_api.h"
+#include "reference/dtype_convert.h"
+
+namespace {
+
+constexpr int kV = 512;
+const float kInf = std::numeric_limits<float>::infinity();
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// W partials of `units` (row, head) pairs, fp32.
+struct Parts {
+    int32_t W, total_q, heads;
+    std::vector<float> o, lse;
+    Parts(int32_t w, int32_t tq, int32_t h)
+        : W(w), total_q(tq), heads(h), o(size_t(w) * tq * h * kV, 0.0f), lse(size_t(w) * tq * h, 0.0f) {}
+    int64_t units() const { return int64_t(total_q) * heads; }
+    float* row(int32_t k, int64_t u) { return &o[(k * units() + u) * kV]; }
+    float& l(int32_t k, int64_t u) { return lse[k * units() + u]; }
+};
+
+mla_merge_args args_of(Parts& p, void* out, float* lse, mla_dtype out_dtype = MLA_DTYPE_FP32) {
+    mla_merge_args a = MLA_MERGE_ARGS_INIT;
+    a.world_size = p.W;
+    a.total_q = p.total_q;
+    a.num_heads = p.heads;
+    a.partial_dtype = MLA_DTYPE_FP32;
+    a.out_dtype = out_dtype;
+    a.partial_out = p.o.data();
+    a.partial_lse = p.lse.data();
+    a.out = out;
+    a.lse = lse;
+    return a;
+}
+
+}  // namespace
+
+TEST_CASE("host merge: exact values and non-finite partials", "[cp][merge]") {
+    Parts p(3, 1, 4);  // 4 units, 3 partials
+    for (int u = 0; u < 4; ++u)
+        for (int d = 0; d < kV; ++d) {
+            p.row(0, u)[d] = 1.0f;
+            p.row(1, u)[d] = 3.0f;
+            p.row(2, u)[d] = kNaN;  // poison: read only if its lse were finite
+        }
+    // unit 0: lse {0, 0, -inf} -> o = 2, lse = ln 2
+    p.l(0, 0) = 0; p.l(1, 0) = 0; p.l(2, 0) = -kInf;
+    // unit 1: lse {-inf, 5, NaN} -> o = 3 exactly, lse = 5
+    p.l(0, 1) = -kInf; p.l(1, 1) = 5; p.l(2, 1) = kNaN;
+    // unit 2: all empty (-inf, +inf from aiter's HIP reducer, NaN) -> o = 0, lse = -inf
+    p.l(0, 2) = -kInf; p.l(1, 2) = kInf; p.l(2, 2) = kNaN;
+    for (int d = 0; d < kV; ++d) { p.row(0, 2)[d] = kNaN; p.row(1, 2)[d] = kNaN; }
+    // unit 3: lse {ln 3, 0, -inf}: weights 3/4, 1/4 -> o = 1.5, lse = ln 4
+    p.l(0, 3) = std::log(3.0f); p.l(1, 3) = 0; p.l(2, 3) = -kInf;
+    std::vector<float> out(4 * kV, -1.0f), lse(4, -1.0f);
+    mla_merge_args a = args_of(p, out.data(), lse.data());
+    REQUIRE(mla_merge_attn_states_host(&a) == MLA_SUCCESS);
+    for (int d = 0; d < kV; ++d) {
+        REQUIRE(out[0 * kV + d] == 2.0f);
+        REQUIRE(out[1 * kV + d] == 3.0f);
+        REQUIRE(out[2 * kV + d] == 0.0f);
+        REQUIRE(std::fabs(out[3 * kV + d] - 1.5f) <= 2e-7f);
+    }
+    CHECK(lse[0] == float(std::log(2.0)));
+    CHECK(lse[1] == 5.0f);
+    CHECK(lse[2] == -kInf);
+    CHECK(std::fabs(lse[3] - float(std::log(4.0))) <= 1e-7f);
+
+    // Large LSE gaps stay finite: exp(-1000) underflows to weight 0, no overflow.
+    Parts q(2, 1, 1);
+    for (int d = 0; d < kV; ++d) { q.row(0, 0)[d] = float(d); q.row(1, 0)[d] = -1.0f; }
+    q.l(0, 0) = 1000.0f;
+    q.l(1, 0) = 0.0f;
+    std::vector<float> o2(kV), l2(1);
+    a = args_of(q, o2.data(), l2.data());
+    REQUIRE(mla_merge_attn_states_host(&a) == MLA_SUCCESS);
+    for (int d = 0; d < kV; ++d) REQUIRE(o2[d] == float(d));
+    CHECK(l2[0] == 1000.0f);
+}
+
+TEST_CASE("host merge: W = 1 and bf16 partials and output and lse NULL", "[cp][merge]") {
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    const int W = 2, TQ = 3, H = 5;
+    Parts p(W, TQ, H);
+    for (float& v : p.o) v = mla::dt::round_to(MLA_DTYPE_BF16, u(rng));
+    for (float& v : p.lse) v = 4 * u(rng);
+    std::vector<uint16_t> pb(p.o.size());
+    for (size_t i = 0; i < p.o.size(); ++i) pb[i] = mla::dt::f32_to_bf16(p.o[i]);
+    // fp32 partials -> fp32 out; bf16 partials (same values) -> bf16 out = bf16(fp32 out)
+    std::vector<float> ref(size_t(TQ) * H * kV), ref_lse(size_t(TQ) * H);
+    mla_merge_args a = args_of(p, ref.data(), ref_lse.data());
+    REQUIRE(mla_merge_attn_states_host(&a) == MLA_SUCCESS);
+    std::vector<uint16_t> ob(ref.size());
+    a = args_of(p, ob.data(), nullptr, MLA_DTYPE_BF16);
+    a.partial_dtype = MLA_DTYPE_BF16;
+    a.partial_out = pb.data();
+    REQUIRE(mla_merge_attn_states_host(&a) == MLA_SUCCESS);
+    for (size_t i = 0; i < ref.size(); ++i) REQUIRE(ob[i] == mla::dt::f32_to_bf16(ref[i]));
+    // by hand for unit 0, column 7
+    const double l0 = p.l(0, 0), l1 = p.l(1, 0), m = std::max(l0, l1);
+    const double ls = m + std::log(std::exp(l0 - m) + std::exp(l1 - m));
+    CHECK(ref_lse[0] == float(ls));
+    CHECK(ref[7] == float(std::exp(l0 - ls) * p.row(0, 0)[7] + std::exp(l1 - ls) * p.row(1, 0)[7]));
+    // W = 1: a copy (finite lse), whatever the lse value
+    Parts one(1, TQ, H);
+    one.o.assign(p.o.begin(), p.o.begin() + one.o.size());
+    one.lse.assign(p.lse.begin(), p.lse.begin() + one.lse.size());
+    std::vector<float> o1(ref.size()), l1v(ref_lse.size());
+    a = args_of(one, o1.data(), l1v.data());
+    REQUIRE(mla_merge_attn_states_host(&a) == MLA_SUCCESS);
+    CHECK(o1 == one.o);
+    CHECK(l1v == one.lse);
+}
+
+TEST_CASE("host merge: bad arguments write nothing", "[cp][merge]") {
+    Parts p(2, 2, 4);
+    std::vector<float> out(size_t(2) * 4 * kV, 42.0f), lse(8, 42.0f);
+    auto expect = [&](mla_merge_args a, const char* what) {
+        INFO(what);
+        CHECK(mla_merge_attn_states_host(&a) == MLA_ERROR_INVALID_ARGUMENT);
+        CHECK(std::string(mla_last_error()).find(what) != std::string::npos);
+        for (float v : out) REQUIRE(v == 42.0f);
+        for (float v : lse) REQUIRE(v == 42.0f);
+    };
+    mla_merge_args a = args_of(p, out.data(), lse.data());
+    a.world_size = 0;
+    expect(a, "world_size must be >= 1");
+    a = args_of(p, out.data(), lse.data());
+    a.total_q = -1;
+    expect(a, "total_q is negative");
+    a = args_of(p, out.data(), lse.data());
+    a.num_heads = 0;
+    expect(a, "num_heads must be >= 1");
+    a = args_of(p, out.data(), lse.data());
+    a.partial_dtype = MLA_DTYPE_FP8_E4M3FN;
+    expect(a, "partial_dtype 2 is not fp32 or bf16");
+    a = args_of(p, out.data(), lse.data());
+    a.out_dtype = MLA_DTYPE_FP16;
+    expect(a, "out_dtype 1 is not bf16 or fp32");
+    a = args_of(p, out.data(), lse.data());
+    a.partial_lse = nullptr;
+    expect(a, "must not be NULL");
+    a = args_of(p, out.data(), lse.data());
+    a.lse = reinterpret_cast<float*>(out.data()) + 100;
+    expect(a, "out overlaps lse");
+    a = args_of(p, out.data(), lse.data());
+    a.out = p.o.data() + kV;  // inside partial_out
+    expect(a, "out overlaps partial_out");
+    a = args_of(p, out.data(), lse.data());
+    a.struct_size = 0;
+    expect(a, "struct_size");
+    CHECK(mla_merge_attn_states_host(nullptr) == MLA_ERROR_INVALID_ARGUMENT);
+    // total_q 0: nothing to do, NULL pointers allowed
+    mla_merge_args e = MLA_MERGE_ARGS_INIT;
+    e.world_size = 4;
+    CHECK(mla_merge_attn_states_host(&e) == MLA_SUCCESS);
+}
+
+// ---- the sm_90a launch on the fake CUDA runtime ----------------------------------------------
+
+namespace {
+
+void copy_file(const std::string& from, const std::string& to) {
+    std::ifstream in(from, std::ios::binary);
+    REQUIRE(in.good());
+    std::ofstream out(to, std::ios::binary);
+    out << in.rdbuf();
+}
+
+void write_fake_image(const std::string& path, const std::string& tag) {
+    std::vector<unsigned char> img(tag.size() + FAKE_RT_IMAGE_HEADER);
+    REQUIRE(fake_rt_format_image(tag.data(), tag.size(), img.data(), img.size()) == img.size());
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(img.data()),
+                                                std::streamsize(img.size()));
+}
+
+// A code-object root with the project's merge table (or `csv_text`) and a fake image, for `arch`.
+std::string make_root(const std::string& arch, const std::string& csv_text = "") {
+    char tmpl[] = "/tmp/mla_cp_test_XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    const std::string root = tmpl, dir = root + "/" + arch + "/merge";
+    REQUIRE(std::system(("mkdir -p " + dir).c_str()) == 0);
+    const char* src = std::getenv("MLA_CP_TABLES");
+    if (csv_text.empty())
+        copy_file(std::string(src ? src : "codeobjects/sm_90a") + "/merge/mla_merge.csv", dir + "/mla_merge.csv");
+    else
+        std::ofstream(dir + "/mla_merge.csv") << csv_text;
+    write_fake_image(dir + "/mla_merge.cubin", "merge");
+    return root;
+}
+
+mla_context* make_ctx(const std::string& root, const char* arch = "sm_90a") {
+    fake_rt_install_env();
+    fake_rt_reset();
+    const bool amd = arch[0] == 'g';
+    fake_rt_set_device(amd ? arch : "9.0", 132);
+    mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
+    o.arch = arch;
+    o.codeobject_root = root.c_str();
+    mla_context* ctx = nullptr;
+    const mla_status st = mla_context_create(&o, &ctx);
+    INFO(mla_last_error());
+    REQUIRE(st == MLA_SUCCESS);
+    fake_rt_reset();
+    fake_rt_set_device(amd ? arch : "9.0", 132);
+    return ctx;
+}
+
+// Host emulation of mla_merge_bf16: the host merge on the params the launch carried.
+void emulate_merge(const fake_rt_launch_record* l, void*) {
+    mla_merge_params p;
+    std::memcpy(&p, l->args, sizeof p);
+    mla_merge_args a = MLA_MERGE_ARGS_INIT;
+    a.world_size = p.world_size;
+    a.total_q = int32_t(p.num_units);  // as one head per row: the same (row, head) order
+    a.num_heads = 1;
+    a.partial_dtype = p.partial_bf16 ? MLA_DTYPE_BF16 : MLA_DTYPE_FP32;
+    a.out_dtype = MLA_DTYPE_BF16;
+    a.partial_out = p.partial_out;
+    a.partial_lse = p.partial_lse;
+    a.out = p.out;
+    a.lse = p.lse;
+    (void)mla_merge_attn_states_host(&a);
+}
+
+// 16-byte aligned host buffer standing in for device memory.
+template <class T>
+struct Aligned {
+    std::vector<unsigned char> raw;
+    T* p;
+    explicit Aligned(size_t n) : raw(n * sizeof(T) + 16) {
+        uintptr_t x = reinterpret_cast<uintptr_t>(raw.data());
+        p = reinterpret_cast<T*>((x + 15) / 16 * 16);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("sm_90a merge launch on the fake runtime", "[cp][merge][fake]") {
+    const std::string root = make_root("sm_90a");
+    mla_context* ctx = make_ctx(root);
+    const int W = 3, TQ = 7, H = 16;  // 112 units -> 14 CTAs of 8 warps
+    const size_t units = size_t(TQ) * H;
+    Aligned<float> po(W * units * kV), pl(W * units), lse(units);
+    Aligned<uint16_t> out(units * kV);
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (size_t i = 0; i < W * units * kV; ++i) po.p[i] = u(rng);
+    for (size_t i = 0; i < W * units; ++i) pl.p[i] = (i % 5 == 0) ? -kInf : 3 * u(rng);
+    mla_merge_args a = MLA_MERGE_ARGS_INIT;
+    a.world_size = W;
+    a.total_q = TQ;
+    a.num_heads = H;
+    a.partial_dtype = MLA_DTYPE_FP32;
+    a.partial_out = po.p;
+    a.partial_lse = pl.p;
+    a.out = out.p;
+    a.lse = lse.p;
+    void* const stream = reinterpret_cast<void*>(0x5150);
+    fake_rt_set_kernel("mla_merge_bf16", emulate_merge, nullptr);
+    {
+        const mla_status st = mla_merge_attn_states(ctx, &a, stream);
+        INFO(mla_last_error());
+        REQUIRE(st == MLA_SUCCESS);
+    }
+    fake_rt_set_kernel("mla_merge_bf16", nullptr, nullptr);
+    REQUIRE(fake_rt_launch_count() == 1);
+    const fake_rt_launch_record* l = fake_rt_launch(0);
+    CHECK(std::string(l->symbol) == "mla_merge_bf16");
+    CHECK(l->grid[0] == 14);
+    CHECK(l->grid[1] == 1);
+    CHECK(l->grid[2] == 1);
+    CHECK(l->block[0] == MLA_MERGE_THREADS);
+    CHECK(l->block[1] == 1);
+    CHECK(l->shared == 0);
+    CHECK(l->stream == stream);
+    CHECK(l->packed == 1);
+    REQUIRE(l->args_bytes == sizeof(mla_merge_params));
+    mla_merge_params p;
+    std::memcpy(&p, l->args, sizeof p);
+    CHECK(p.partial_out == po.p);
+    CHECK(p.partial_lse == pl.p);
+    CHECK(p.out == out.p);
+    CHECK(p.lse == lse.p);
+    CHECK(p.num_units == int64_t(units));
+    CHECK(p.world_size == W);
+    CHECK(p.partial_bf16 == 0);
+    // The emulation ran the host merge on the launched params: same bytes as the direct call.
+    std::vector<uint16_t> want(units * kV);
+    std::vector<float> want_lse(units);
+    a.out = want.data();
+    a.lse = want_lse.data();
+    REQUIRE(mla_merge_attn_states_host(&a) == MLA_SUCCESS);
+    CHECK(std::memcmp(want.data(), out.p, want.size() * 2) == 0);
+    CHECK(std::memcmp(want_lse.data(), lse.p, want_lse.size() * 4) == 0);
+
+    // bf16 partials, lse NULL: partial_bf16 1, lse NULL in the params; 1 unit -> 1 CTA.
+    a.out = out.p;
+    a.lse = nullptr;
+    a.partial_dtype = MLA_DTYPE_BF16;
+    a.total_q = 1;
+    a.num_heads = 1;
+    REQUIRE(mla_merge_attn_states(ctx, &a, nullptr) == MLA_SUCCESS);
+    REQUIRE(fake_rt_launch_count() == 2);
+    std::memcpy(&p, fake_rt_launch(1)->args, sizeof p);
+    CHECK(fake_rt_launch(1)->grid[0] == 1);
+    CHECK(p.partial_bf16 == 1);
+    CHECK(p.lse == nullptr);
+    CHECK(p.num_units == 1);
+
+    // total_q 0: success, nothing launched.
+    a.total_q = 0;
+    CHECK(mla_merge_attn_states(ctx, &a, nullptr) == MLA_SUCCESS);
+    CHECK(fake_rt_launch_count() == 2);
+
+    // Bad input: status, nothing launched.
+    auto expect = [&](mla_merge_args b, mla_status want_st, const char* what) {
+        INFO(what);
+        CHECK(mla_merge_attn_states(ctx, &b, nullptr) == want_st);
+        INFO(mla_last_error());
+        CHECK(std::string(mla_last_error()).find(what) != std::string::npos);
+        CHECK(fake_rt_launch_count() == 2);
+    };
+    a.total_q = TQ;
+    a.num_heads = H;
+    a.lse = lse.p;
+    mla_merge_args b = a;
+    b.partial_out = reinterpret_cast<const char*>(po.p) + 8;
+    expect(b, MLA_ERROR_INVALID_ARGUMENT, "16-byte aligned");
+    b = a;
+    b.lse = reinterpret_cast<float*>(reinterpret_cast<char*>(lse.p) + 2);
+    expect(b, MLA_ERROR_INVALID_ARGUMENT, "4-byte aligned");
+    b = a;
+    b.out_dtype = MLA_DTYPE_FP32;  // the host merge's option; no sm_90a row
+    expect(b, MLA_ERROR_NO_KERNEL, "outType");
+    b = a;
+    b.world_size = 0;
+    expect(b, MLA_ERROR_INVALID_ARGUMENT, "world_size");
+    b = a;
+    b.total_q = 1 << 30;
+    b.num_heads = 4;
+    expect(b, MLA_ERROR_INVALID_ARGUMENT, "exceeds 2^31 - 1");
+    CHECK(mla_merge_attn_states(nullptr, &a, nullptr) == MLA_ERROR_INVALID_ARGUMENT);
+    CHECK(mla_merge_attn_states(ctx, nullptr, nullptr) == MLA_ERROR_INVALID_ARGUMENT);
+    CHECK(fake_rt_launch_count() == 2);
+    mla_context_destroy(ctx);
+}
+
+TEST_CASE("sm_90a merge on the fake runtime: wrong arch and table launch_threads", "[cp][merge][fake]") {
+    float po[4 * kV] __attribute__((aligned(16))) = {};
+    float pl[4] = {0, 0, 0, 0};
+    uint16_t out[2 * kV] __attribute__((aligned(16)));
+    mla_merge_args a = MLA_MERGE_ARGS_INIT;
+    a.world_size = 2;
+    a.total_q = 1;
+    a.num_heads = 2;
+    a.partial_out = po;
+    a.partial_lse = pl;
+    a.out = out;
+    {
+        mla_context* ctx = make_ctx(make_root("gfx942"), "gfx942");
+        CHECK(mla_merge_attn_states(ctx, &a, nullptr) == MLA_ERROR_UNSUPPORTED_SHAPE);
+        CHECK(std::string(mla_last_error()).find("sm_90a") != std::string::npos);
+        CHECK(fake_rt_launch_count() == 0);
+        mla_context_destroy(ctx);
+    }
+    {
+        mla_context* ctx = make_ctx(make_root(
+            "sm_90a", "kind,outType,launch_threads,knl_name,co_name\n"
+                      "merge,bf16,128,mla_merge_bf16,mla_merge.cubin\n"));
+        CHECK(mla_merge_attn_states(ctx, &a, nullptr) == MLA_ERROR_TABLE);
+        CHECK(std::string(mla_last_error()).find("launch_threads 128") != std::string::npos);
+        CHECK(fake_rt_launch_count() == 0);
+        mla_context_destroy(ctx);
+    }
+}
