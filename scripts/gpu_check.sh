@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# scripts/gpu_check.sh - every GPU check of libmla in one go, for a lent H200 (sm_90a), from the
+# repository root with a build tree at $BUILD (default build): the smoke launch through the
+# registry, the decode test (every table row vs the CPU reference; QUICK=1 for --quick), the
+# device planner (byte identity vs the host planner, timing), the CUDA graph test, the merge
+# kernel, compute-sanitizer memcheck on small grids, the C example, the Python GPU tests against a
+# float64 torch reference, and the main job (`mla run`). Logs go to $OUT (default ./gpu-logs);
+# the last line is "N passed, N failed". Exit status: nonzero if any check failed.
+set -u
+BUILD=${BUILD:-build}
+OUT=${OUT:-gpu-logs}
+mkdir -p "$OUT"
+export MLA_CODEOBJECT_DIR="$PWD/$BUILD/codeobjects"
+export LD_LIBRARY_PATH="$PWD/$BUILD/src${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+T="$BUILD/tools/mla/mla"
+passed=0
+failed=0
+step() {  # step NAME TIMEOUT COMMAND...: runs, logs to $OUT/NAME.log, prints one line
+    local name=$1 limit=$2
+    shift 2
+    local t0=$SECONDS
+    timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+    local rc=$?
+    if [ $rc -eq 0 ]; then passed=$((passed + 1)); s=PASS; else failed=$((failed + 1)); s="FAIL(rc=$rc)"; fi
+    echo "$s $name ($((SECONDS - t0)) s): $(tail -1 "$OUT/$name.log" | cut -c1-150)"
+}
+nvidia-smi -L 2>&1 | head -1
+step smoke 30 "$BUILD/tests/core/test_gpu_smoke"
+step decode_test 240 "$BUILD/tests/gpu/gpu_decode_test" ${QUICK:+--quick}
+step plan_device 120 env MLA_GPU_PLAN_SWEEP=${PLAN_SWEEP:-100} "$BUILD/tests/planner/test_gpu_plan"
+step graph 120 "$BUILD/tests/planner/test_gpu_graph"
+step merge 60 "$BUILD/tests/cp/test_gpu_merge"
+step sanitizer_merge 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$BUILD/tests/cp/test_gpu_merge"
+for a in "--heads 16" "--heads 128 --qlen 2 --page-size 16" "--dtype fp8 --heads 32 --page-size 1" \
+         "--dtype bf16 --kv-dtype fp8 --heads 64 --qlen 3"; do
+    step "sanitizer_run_$(echo "$a" | tr -c 'a-z0-9' _)" 120 compute-sanitizer --tool memcheck \
+        --error-exitcode 9 "$T" run --batch 3 --kv-len 300 --iters 1 --check -1 $a
+done
+step example_c 60 "$BUILD/examples/decode_example"
+if python3 -c "import torch" 2>/dev/null; then
+    step python_gpu 240 env LIBMLA_PATH="$PWD/$BUILD/src/libmla.so.0" PYTHONPATH="$PWD/bindings/python" \
+        python3 -m pytest -q -p no:cacheprovider tests/python -m gpu
+fi
+step run_default 120 "$T" run
+step run_h128 120 "$T" run --heads 128
+step run_fp8 120 "$T" run --dtype fp8
+grep -hE "check:|decode:|copy" "$OUT"/run_*.log | head -20
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
