@@ -527,7 +527,8 @@ typedef struct mla_metadata_sizes {
 } mla_metadata_sizes;
 
 /* Computes buffer lengths for a batch of up to params->batch_size requests.
- * MLA_ERROR_INVALID_ARGUMENT: null pointer, bad value (message names it).
+ * MLA_ERROR_INVALID_ARGUMENT: null pointer, bad value (message names it), is_cp_round_robin
+ * with causal 0 (round-robin context parallel is causal only, aiter §7).
  * MLA_ERROR_UNSUPPORTED_SHAPE: the head plan rejects the heads/qlen/dtypes. */
 MLA_API mla_status mla_metadata_info(const mla_metadata_params* params, mla_metadata_sizes* out);
 
@@ -630,7 +631,9 @@ typedef struct mla_host_problem {
 #define MLA_HOST_PROBLEM_INIT {sizeof(mla_host_problem), 0, 16, 1, 1, 0, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0.0f, 1.0f, 1.0f, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, 1, 0}
 
 /* Direct reference (float64 accumulation). out [total_q, H, 512] fp32, lse [total_q, H] fp32
- * (NULL = not wanted). MLA_ERROR_INVALID_ARGUMENT on bad shapes or page ids out of range. */
+ * (NULL = not wanted). MLA_ERROR_INVALID_ARGUMENT on bad shapes or page ids out of range, and with
+ * cp_world_size > 1 for: g_kv_indptr NULL or decreasing, cp_rank outside [0, W), causal 0, a local
+ * page table whose length for request b is not ceil((G_b - cp_rank) / W) tokens. */
 MLA_API mla_status mla_decode_reference(const mla_host_problem* problem, float* out, float* lse);
 
 /* Executes a plan's work items exactly as the kernels must (per work: unsplit -> out/lse, split

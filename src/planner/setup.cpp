@@ -108,6 +108,10 @@ Setup resolve(const mla_metadata_params& p) {
     MLA_CHECK_ARG(p.num_heads >= 1 && p.num_heads <= 1024,
                   "num_heads must be in 1..1024 (got " << p.num_heads << ")");
     MLA_CHECK_ARG(p.num_heads_k == 1, "num_heads_k must be 1 (got " << p.num_heads_k << ")");
+    // Round-robin context parallel masks on global positions, which only means something for
+    // causal decode (aiter: cprr kernels exist for causal only; §7).
+    MLA_CHECK_ARG(!p.is_cp_round_robin || p.causal,
+                  "is_cp_round_robin needs causal = 1 (round-robin context parallel is causal only)");
     MLA_CHECK_ARG(is_pow2(p.page_size) && p.page_size <= 1024,
                   "page_size must be a power of two in 1..1024 (got " << p.page_size << ")");
     MLA_CHECK_ARG(is_pow2(p.kv_granularity) && p.kv_granularity <= (1 << 20),

@@ -273,6 +273,15 @@ TEST_CASE("bad round-robin CP input is an error and writes nothing", "[cp]") {
           MLA_ERROR_INVALID_ARGUMENT);
     CHECK(std::string(mla_last_error()).find("is_cp_round_robin 0") != std::string::npos);
     for (float v : out) REQUIRE(v == 42.0f);
+    // The planner refuses round-robin CP without the causal mask, and sizes nothing.
+    mla_metadata_params nc = params_of(b, s1, 1, 8);
+    nc.causal = 0;
+    mla_metadata_sizes z{};
+    z.struct_size = sizeof z;
+    CHECK(mla_metadata_info(&nc, &z) == MLA_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(mla_last_error()) ==
+          "is_cp_round_robin needs causal = 1 (round-robin context parallel is causal only)");
+    CHECK(z.work_indptr_len == 0);
     // The good problem runs.
     CHECK(mla_decode_reference(&good, out.data(), lse.data()) == MLA_SUCCESS);
 }
