@@ -102,17 +102,36 @@ def _outputs(total_q, H):
 
 def decode_reference(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_lens,
                      max_seqlen_q, *, page_size=1, sm_scale=None, causal=True, q_scale=None,
-                     kv_scale=None, fp8_p_quant=False):
+                     kv_scale=None, fp8_p_quant=False, g_kv_indptr=None, cp_world_size=1,
+                     cp_rank=0):
     """Direct CPU reference of absorbed MLA decode (float64 accumulation).
     q [total_q, H, 576] and kv_buffer [num_pages, page_size, 1, 576] are NumPy arrays of
     ml_dtypes.bfloat16, float16, ml_dtypes.float8_e4m3fn or float8_e4m3fnuz; qo_indptr [B+1],
     kv_indptr [B+1] (pages), kv_page_indices, kv_last_page_lens [B] host int arrays.
     sm_scale None = 1/sqrt(576); q_scale / kv_scale are dequant factors (None = 1).
     Returns (out float32 [total_q, H, 512], lse float32 [total_q, H], natural log; -inf for a
-    row that sees no key). TypeError / ValueError for bad arrays, MlaInvalidArgument."""
+    row that sees no key). Round-robin context parallel (aiter §7): with cp_world_size W > 1 the
+    KV given is rank cp_rank's shard (global position p lives on rank p % W) and g_kv_indptr
+    [B+1] holds the global KV lengths; causal masks on global positions.
+    TypeError / ValueError for bad arrays, MlaInvalidArgument."""
     p, keep, total_q, H = _problem(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices,
                                    kv_last_page_lens, max_seqlen_q, page_size, sm_scale, causal,
                                    q_scale, kv_scale, fp8_p_quant)
+    cp_world_size = as_int(cp_world_size, "cp_world_size")
+    cp_rank = as_int(cp_rank, "cp_rank")
+    if cp_world_size > 1:
+        import numpy as np
+        if g_kv_indptr is None:
+            raise ValueError("g_kv_indptr is required when cp_world_size > 1")
+        if is_device_object(g_kv_indptr):
+            raise TypeError("g_kv_indptr must be a host array")
+        g = np.ascontiguousarray(np.asarray(g_kv_indptr), dtype=np.int32)
+        if g.shape != (p.batch_size + 1,):
+            raise ValueError(f"g_kv_indptr must have {p.batch_size + 1} entries, got {g.shape}")
+        p.g_kv_indptr = g.ctypes.data
+        keep = keep + (g,)
+    p.cp_world_size = cp_world_size
+    p.cp_rank = cp_rank
     out, lse = _outputs(total_q, H)
     _lib.check(_lib.load().mla_decode_reference(ctypes.byref(p), out.ctypes.data, lse.ctypes.data))
     del keep
