@@ -523,3 +523,147 @@ TEST_CASE("decode launch: rows naming the mma.sync fallback launch it with its o
         mla_context_destroy(ctx);
     }
 }
+
+namespace {
+
+// Builds a whole call for the shape and runs mla_decode_fwd on the fake runtime. Returns true
+// when the call is accepted (and launches); false when planning or the launch refuses it.
+bool decode_runs(mla_context* ctx, int H, int L, int ps, mla_dtype qd, mla_dtype kvd, bool lse_on,
+                 bool causal, std::string* why) {
+    const int B = 2;
+    std::vector<int32_t> qo(B + 1, 0), kvi(B + 1, 0), last, pages;
+    for (int b = 0; b < B; ++b) {
+        const int n = 300 + 97 * b, np = (n + ps - 1) / ps;
+        qo[b + 1] = qo[b] + L;
+        kvi[b + 1] = kvi[b] + np;
+        last.push_back(n - (np - 1) * ps);
+    }
+    for (int i = 0; i < kvi[B]; ++i) pages.push_back(i);
+    mla_metadata_params mp = MLA_METADATA_PARAMS_INIT;
+    mp.arch = "sm_90a";
+    mp.batch_size = B;
+    mp.num_heads = H;
+    mp.max_seqlen_qo = L;
+    mp.q_dtype = qd;
+    mp.kv_dtype = kvd;
+    mp.page_size = ps;
+    mp.causal = causal ? 1 : 0;
+    mla_metadata_sizes sz{};
+    sz.struct_size = sizeof sz;
+    if (mla_metadata_info(&mp, &sz) != MLA_SUCCESS) {
+        *why = std::string("mla_metadata_info: ") + mla_last_error();
+        return false;
+    }
+    std::vector<uint64_t> wm(2);
+    std::vector<int32_t> wi(size_t(sz.work_indptr_len)), ws(size_t(sz.work_info_set_rows) * 8),
+        ri(size_t(sz.reduce_indptr_len)), rf(size_t(sz.reduce_final_map_rows) * 2),
+        rp(size_t(std::max<int64_t>(1, sz.reduce_partial_map_len)));
+    mla_metadata_buffers plan{};
+    plan.struct_size = sizeof plan;
+    plan.work_metadata = wm.data();
+    plan.work_metadata_len = 2;
+    plan.work_indptr = wi.data();
+    plan.work_indptr_len = int64_t(wi.size());
+    plan.work_info_set = ws.data();
+    plan.work_info_set_rows = sz.work_info_set_rows;
+    plan.reduce_indptr = ri.data();
+    plan.reduce_indptr_len = int64_t(ri.size());
+    plan.reduce_final_map = rf.data();
+    plan.reduce_final_map_rows = sz.reduce_final_map_rows;
+    plan.reduce_partial_map = rp.data();
+    plan.reduce_partial_map_len = int64_t(rp.size());
+    if (mla_plan_metadata(&mp, qo.data(), kvi.data(), last.data(), &plan, nullptr, nullptr,
+                          nullptr) != MLA_SUCCESS) {
+        *why = std::string("mla_plan_metadata: ") + mla_last_error();
+        return false;
+    }
+    const size_t qe = mla_dtype_size(qd), kve = mla_dtype_size(kvd);
+    std::vector<uint8_t> q(size_t(qo[B]) * H * 576 * qe + 64), kv(size_t(kvi[B]) * ps * 576 * kve + 64),
+        out(size_t(qo[B]) * H * 512 * 2 + 64), work(size_t(sz.workspace_bytes) + 64);
+    std::vector<float> lse(size_t(qo[B]) * H), scales{1.0f, 1.0f};
+    int32_t flag = 0;
+    mla_decode_args a = MLA_DECODE_ARGS_INIT;
+    a.q_dtype = qd;
+    a.kv_dtype = kvd;
+    a.batch_size = B;
+    a.num_heads = H;
+    a.max_seqlen_q = L;
+    a.total_q = qo[B];
+    a.page_size = ps;
+    a.num_pages = kvi[B];
+    a.causal = causal ? 1 : 0;
+    a.softmax_scale = 0.1f;
+    a.q_scale = &scales[0];
+    a.kv_scale = &scales[1];
+    a.q = Call::align16(q.data());
+    a.kv_cache = Call::align16(kv.data());
+    a.qo_indptr = qo.data();
+    a.kv_indptr = kvi.data();
+    a.kv_page_indices = pages.data();
+    a.kv_last_page_lens = last.data();
+    a.num_page_indices = int64_t(pages.size());
+    a.out = Call::align16(out.data());
+    a.lse = lse_on ? lse.data() : nullptr;
+    a.plan = &plan;
+    a.plan_params = &mp;
+    a.workspace = Call::align16(work.data());
+    a.workspace_bytes = size_t(sz.workspace_bytes);
+    a.error_flag = &flag;
+    const int before = fake_rt_launch_count();
+    const mla_status st = mla_decode_fwd(ctx, &a, nullptr);
+    if (st != MLA_SUCCESS) {
+        *why = std::string("mla_decode_fwd: ") + mla_status_string(st) + ": " + mla_last_error();
+        CHECK(fake_rt_launch_count() == before);  // a refused call launches nothing
+        return false;
+    }
+    CHECK(fake_rt_launch_count() > before);
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("decode: the shape query says supported for exactly the shapes mla_decode_fwd runs",
+          "[decode][support]") {
+    mla_context* ctx = make_ctx();
+    const std::string root = fixture_root();
+    REQUIRE(mla_set_codeobject_root(root.c_str()) == MLA_SUCCESS);
+    const std::pair<mla_dtype, mla_dtype> dtypes[] = {
+        {MLA_DTYPE_BF16, MLA_DTYPE_BF16},       {MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN},
+        {MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN}, {MLA_DTYPE_FP16, MLA_DTYPE_FP16},
+        {MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_BF16}, {MLA_DTYPE_FP8_E4M3FNUZ, MLA_DTYPE_FP8_E4M3FNUZ}};
+    int runs = 0, refused = 0;
+    for (int H : {1, 8, 12, 16, 24, 32, 48, 64, 96, 100, 128, 160})
+        for (int L : {1, 2, 3, 4, 5, 8})
+            for (const auto& dt : dtypes)
+                for (int ps : {1, 16, 64})
+                    for (int lse_on : {0, 1})
+                        for (int causal : {0, 1}) {
+                            mla_decode_shape s = MLA_DECODE_SHAPE_INIT;
+                            s.arch = "sm_90a";
+                            s.num_heads = H;
+                            s.max_seqlen_qo = L;
+                            s.q_dtype = dt.first;
+                            s.kv_dtype = dt.second;
+                            s.page_size = ps;
+                            s.return_lse = lse_on;
+                            s.causal = causal;
+                            mla_decode_support v = MLA_DECODE_SUPPORT_INIT;
+                            REQUIRE(mla_decode_shape_support(&s, &v) == MLA_SUCCESS);
+                            std::string why;
+                            const bool ran = decode_runs(ctx, H, L, ps, dt.first, dt.second,
+                                                         lse_on != 0, causal != 0, &why);
+                            INFO("heads " << H << " qlen " << L << " q " << mla_dtype_string(dt.first)
+                                          << " kv " << mla_dtype_string(dt.second) << " page " << ps
+                                          << " lse " << lse_on << " causal " << causal
+                                          << " | shape query: supported " << v.supported
+                                          << ", reasons: " << v.reasons << " | launch: " << why);
+                            REQUIRE(v.supported != -1);  // sm_90a always answers yes or no
+                            CHECK((v.supported == 1) == ran);
+                            (ran ? runs : refused) += 1;
+                        }
+    // Both answers occur: the grid is not trivially all-yes or all-no.
+    CHECK(runs > 1000);
+    CHECK(refused > 1000);
+    REQUIRE(mla_set_codeobject_root(nullptr) == MLA_SUCCESS);
+    mla_context_destroy(ctx);
+}
