@@ -7,11 +7,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "fake_runtime.h"
+#include "host_plan.h"
 #include "launch/decode_launch.h"
 #include "mla_c_api.h"
 
@@ -77,8 +79,7 @@ struct Call {
     std::vector<int32_t> qo, kvi, pages, last;
     mla_metadata_params mp = MLA_METADATA_PARAMS_INIT;
     mla_metadata_sizes sz{};
-    std::vector<uint64_t> wm;
-    std::vector<int32_t> wi, ws, ri, rf, rp;
+    std::unique_ptr<HostPlan> host;  // plan memory sized by mla_metadata_info
     mla_metadata_buffers plan{};
     std::vector<uint8_t> q, kv, out_buf, work;
     std::vector<float> lse, scales{1.0f, 1.0f};
@@ -107,25 +108,8 @@ struct Call {
         sz.struct_size = sizeof sz;
         INFO(mla_last_error());
         REQUIRE(mla_metadata_info(&mp, &sz) == MLA_SUCCESS);
-        wm.resize(2);
-        wi.resize(size_t(sz.work_indptr_len));
-        ws.resize(size_t(sz.work_info_set_rows) * 8);
-        ri.resize(size_t(sz.reduce_indptr_len));
-        rf.resize(size_t(sz.reduce_final_map_rows) * 2);
-        rp.resize(size_t(std::max<int64_t>(1, sz.reduce_partial_map_len)));
-        plan.struct_size = sizeof plan;
-        plan.work_metadata = wm.data();
-        plan.work_metadata_len = 2;
-        plan.work_indptr = wi.data();
-        plan.work_indptr_len = int64_t(wi.size());
-        plan.work_info_set = ws.data();
-        plan.work_info_set_rows = sz.work_info_set_rows;
-        plan.reduce_indptr = ri.data();
-        plan.reduce_indptr_len = int64_t(ri.size());
-        plan.reduce_final_map = rf.data();
-        plan.reduce_final_map_rows = sz.reduce_final_map_rows;
-        plan.reduce_partial_map = rp.data();
-        plan.reduce_partial_map_len = int64_t(rp.size());
+        host.reset(new HostPlan(sz));
+        plan = host->buffers;
         REQUIRE(mla_plan_metadata(&mp, qo.data(), kvi.data(), last.data(), &plan, nullptr, nullptr, nullptr) ==
                 MLA_SUCCESS);
         const size_t qe = qd == MLA_DTYPE_BF16 ? 2 : 1, kve = kvd == MLA_DTYPE_BF16 ? 2 : 1;
@@ -206,8 +190,8 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
     CHECK(p.out == c.a.out);
     CHECK(p.lse == c.a.lse);
     CHECK(p.page_table == c.pages.data());
-    CHECK(p.work_indptr == c.wi.data());
-    CHECK(p.work_info_set == c.ws.data());
+    CHECK(p.work_indptr == c.plan.work_indptr);
+    CHECK(p.work_info_set == c.plan.work_info_set);
     CHECK(p.error_flag == &c.flag);
     CHECK(p.q_stride_token == 16 * 576);
     CHECK(p.q_stride_head == 576);
@@ -554,24 +538,8 @@ bool decode_runs(mla_context* ctx, int H, int L, int ps, mla_dtype qd, mla_dtype
         *why = std::string("mla_metadata_info: ") + mla_last_error();
         return false;
     }
-    std::vector<uint64_t> wm(2);
-    std::vector<int32_t> wi(size_t(sz.work_indptr_len)), ws(size_t(sz.work_info_set_rows) * 8),
-        ri(size_t(sz.reduce_indptr_len)), rf(size_t(sz.reduce_final_map_rows) * 2),
-        rp(size_t(std::max<int64_t>(1, sz.reduce_partial_map_len)));
-    mla_metadata_buffers plan{};
-    plan.struct_size = sizeof plan;
-    plan.work_metadata = wm.data();
-    plan.work_metadata_len = 2;
-    plan.work_indptr = wi.data();
-    plan.work_indptr_len = int64_t(wi.size());
-    plan.work_info_set = ws.data();
-    plan.work_info_set_rows = sz.work_info_set_rows;
-    plan.reduce_indptr = ri.data();
-    plan.reduce_indptr_len = int64_t(ri.size());
-    plan.reduce_final_map = rf.data();
-    plan.reduce_final_map_rows = sz.reduce_final_map_rows;
-    plan.reduce_partial_map = rp.data();
-    plan.reduce_partial_map_len = int64_t(rp.size());
+    HostPlan host(sz);
+    mla_metadata_buffers& plan = host.buffers;
     if (mla_plan_metadata(&mp, qo.data(), kvi.data(), last.data(), &plan, nullptr, nullptr,
                           nullptr) != MLA_SUCCESS) {
         *why = std::string("mla_plan_metadata: ") + mla_last_error();
