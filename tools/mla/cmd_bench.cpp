@@ -54,10 +54,21 @@ int cmd_bench(int argc, char** argv) {
         grid.push_back({64, 1024, 128, 1});
         grid.push_back({1536, 2048, 16, 1});
     }
-    std::printf("mla bench on %s (%d SMs), causal, page 64, %s lengths, median of %d\n", mla_context_arch(ctx),
-                mla_context_num_cus(ctx), varlen ? "varied" : "fixed", iters);
-    std::printf("| dtype | b | s_q | h | s_k | works | split tiles | us | GB/s | TFLOPS |\n");
-    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    // The bandwidth yardstick of this run: a 1 GiB device-to-device copy (read + write).
+    double copy_gbs = 0;
+    {
+        DeviceRun copy_run;
+        copy_run.ctx = ctx;
+        std::string error;
+        copy_gbs = copy_bandwidth_gbs(ctx, copy_run, size_t(1) << 30, 10, &error);
+        if (copy_gbs <= 0) std::printf("mla bench: copy yardstick unavailable: %s\n", error.c_str());
+    }
+    std::printf("mla bench on %s (%d SMs), causal, page 64, %s lengths, median of %d; device copy "
+                "%.0f GB/s (read + write)\n",
+                mla_context_arch(ctx), mla_context_num_cus(ctx), varlen ? "varied" : "fixed", iters,
+                copy_gbs);
+    std::printf("| dtype | b | s_q | h | s_k | works | split tiles | us | GB/s | %% of copy | TFLOPS |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     int rc = 0;
     for (int d = 0; d < (only_bf16 ? 1 : 2); ++d)
         for (const Row& r : grid) {
@@ -73,7 +84,7 @@ int cmd_bench(int argc, char** argv) {
             const Problem p = make_problem(s);
             DeviceRun run;
             if (!run.setup(ctx, p) || !run.launch()) {
-                std::printf("| %s | %d | %d | %d | %d | - | - | error: %s |\n", d ? "fp8" : "bf16", r.b, r.sq, r.h,
+                std::printf("| %s | %d | %d | %d | %d | - | - | error: %s | | | |\n", d ? "fp8" : "bf16", r.b, r.sq, r.h,
                             r.sk, run.error.c_str());
                 rc = 1;
                 continue;
@@ -94,9 +105,12 @@ int cmd_bench(int argc, char** argv) {
             if (!run.fetch(p, out, lse, flag) || flag) rc = 1;
             std::sort(ms.begin(), ms.end());
             const double us = ms.empty() ? 0 : ms[ms.size() / 2] * 1000.0;
-            std::printf("| %s | %d | %d | %d | %d | %d | %d | %.1f | %.0f | %.1f |%s\n", d ? "fp8" : "bf16", r.b, r.sq,
-                        r.h, r.sk, run.summary.num_works, run.summary.num_split_tiles, us,
-                        problem_bytes(p) / (us * 1e-6) / 1e9, problem_flops(p) / (us * 1e-6) / 1e12,
+            const double gbs = problem_bytes(p) / (us * 1e-6) / 1e9;
+            std::printf("| %s | %d | %d | %d | %d | %d | %d | %.1f | %.0f | %.0f%% | %.1f |%s\n",
+                        d ? "fp8" : "bf16", r.b, r.sq, r.h, r.sk, run.summary.num_works,
+                        run.summary.num_split_tiles, us, gbs,
+                        copy_gbs > 0 ? 100.0 * gbs / copy_gbs : 0.0,
+                        problem_flops(p) / (us * 1e-6) / 1e12,
                         flag ? " (device error flag set)" : "");
             std::fflush(stdout);
         }

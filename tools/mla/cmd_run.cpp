@@ -250,27 +250,12 @@ int cmd_run(int argc, char** argv) {
         const double us = median(ms) * 1000.0;
         const double bytes = problem_bytes(p), flops = problem_flops(p);
         const double gbs = bytes / (us * 1e-6) / 1e9, tf = flops / (us * 1e-6) / 1e12;
-        // copy yardstick: the KV cache's size, device to device
-        double copy_gbs = 0;
-        {
-            const size_t n = std::max<size_t>(size_t(1) << 28, (p.kv.size() / 16) * 16);
-            void* a = run.alloc(n);
-            void* b = run.alloc(n);
-            if (a && b && mla_device_copy(ctx, b, a, n, nullptr) == MLA_SUCCESS) {
-                std::vector<float> cm;
-                for (int it = 0; it < std::max(5, iters / 2); ++it) {
-                    mla_timer* t = nullptr;
-                    float m = 0;
-                    mla_timer_start(ctx, nullptr, &t);
-                    mla_device_copy(ctx, b, a, n, nullptr);
-                    mla_timer_stop_ms(ctx, t, &m);
-                    cm.push_back(m);
-                }
-                copy_gbs = 2.0 * double(n) / (median(cm) * 1e-3) / 1e9;  // read + write
-            } else {
-                std::printf("  copy yardstick unavailable: %s\n", mla_last_error());
-            }
-        }
+        // copy yardstick: the KV cache's size (at least 256 MiB), device to device
+        std::string copy_error;
+        const double copy_gbs = copy_bandwidth_gbs(
+            ctx, run, std::max<size_t>(size_t(1) << 28, p.kv.size()), std::max(5, iters / 2),
+            &copy_error);
+        if (copy_gbs <= 0) std::printf("  copy yardstick unavailable: %s\n", copy_error.c_str());
         std::printf("  decode: %.1f us (median of %d), %.0f GB/s, %.1f TFLOPS", us, iters, gbs, tf);
         if (copy_gbs > 0) std::printf(", %.0f%% of the %.0f GB/s device copy", 100.0 * gbs / copy_gbs, copy_gbs);
         std::printf("\n  (bytes = KV read once + Q + O = %.3f GB; FLOPs = 2 (576 + 512) h s_q s_k = %.2f G)\n",

@@ -494,4 +494,34 @@ inline double problem_flops(const Problem& p) {
     return f;
 }
 
+// Device-to-device copy bandwidth (bytes read + written per second, GB/s) through
+// mla_device_copy: `bytes` copied `iters` times between two buffers owned by `run`, median of
+// event-timed copies. The yardstick `mla run` and `mla bench` report decode against. 0 (and
+// *error set) when the copy kernel or memory is unavailable.
+inline double copy_bandwidth_gbs(mla_context* ctx, DeviceRun& run, size_t bytes, int iters,
+                                 std::string* error) {
+    bytes = std::max<size_t>(bytes / 16 * 16, 16);
+    void* a = run.alloc(bytes);
+    void* b = run.alloc(bytes);
+    if (!a || !b || mla_device_copy(ctx, b, a, bytes, nullptr) != MLA_SUCCESS) {
+        *error = mla_last_error();
+        return 0;
+    }
+    std::vector<float> ms;
+    for (int it = 0; it < std::max(5, iters); ++it) {
+        mla_timer* t = nullptr;
+        float m = 0;
+        if (mla_timer_start(ctx, nullptr, &t) != MLA_SUCCESS ||
+            mla_device_copy(ctx, b, a, bytes, nullptr) != MLA_SUCCESS ||
+            mla_timer_stop_ms(ctx, t, &m) != MLA_SUCCESS) {
+            *error = mla_last_error();
+            return 0;
+        }
+        ms.push_back(m);
+    }
+    std::sort(ms.begin(), ms.end());
+    const double med_ms = ms[ms.size() / 2];
+    return med_ms > 0 ? 2.0 * double(bytes) / (med_ms * 1e-3) / 1e9 : 0;
+}
+
 }  // namespace mla_tool
