@@ -7,6 +7,7 @@
 // Without a GPU it runs the CPU path on a small default (plan + mla_execute_plan_reference
 // against mla_decode_reference) and says so.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -260,6 +261,21 @@ int cmd_run(int argc, char** argv) {
         if (copy_gbs > 0) std::printf(", %.0f%% of the %.0f GB/s device copy", 100.0 * gbs / copy_gbs, copy_gbs);
         std::printf("\n  (bytes = KV read once + Q + O = %.3f GB; FLOPs = 2 (576 + 512) h s_q s_k = %.2f G)\n",
                     bytes / 1e9, flops / 1e9);
+        // Host cost of one call (validation, table lookup, the launches): wall clock of 100
+        // back-to-back mla_decode_fwd calls, which only enqueue work (no synchronisation).
+        {
+            mla_stream_synchronize(ctx, nullptr);
+            const int n = 100;
+            const auto t0 = std::chrono::steady_clock::now();
+            bool ok = true;
+            for (int i = 0; i < n && ok; ++i) ok = run.launch();
+            const auto t1 = std::chrono::steady_clock::now();
+            mla_stream_synchronize(ctx, nullptr);
+            if (ok)
+                std::printf("  host cost: %.2f us per mla_decode_fwd call (validation + launches; "
+                            "wall clock of %d enqueues)\n",
+                            std::chrono::duration<double, std::micro>(t1 - t0).count() / n, n);
+        }
     }
     mla_context_destroy(ctx);
     return rc;
