@@ -20,12 +20,29 @@ mla_context* check_context(mla_context* ctx) {
     return ctx;
 }
 
+namespace {
+// True when `row` is one of the context's own table rows (alive as long as the context).
+bool owned_row(const mla_context* ctx, const reg::Row& row) {
+    if (!ctx->tables) return false;
+    const reg::Table* t = ctx->tables->table(row.table);
+    return t && !t->rows.empty() && &row >= &t->rows.front() && &row <= &t->rows.back();
+}
+}  // namespace
+
 rt::Function context_function(mla_context* ctx, const reg::Row& row) {
     check_context(ctx);
     std::lock_guard<std::mutex> lock(ctx->mutex);
+    const bool owned = owned_row(ctx, row);
+    if (owned) {
+        auto rit = ctx->row_functions.find(&row);
+        if (rit != ctx->row_functions.end()) return rit->second;
+    }
     const std::string fkey = row.co_path + "\n" + row.knl_name;
     auto fit = ctx->functions.find(fkey);
-    if (fit != ctx->functions.end()) return fit->second;
+    if (fit != ctx->functions.end()) {
+        if (owned) ctx->row_functions[&row] = fit->second;
+        return fit->second;
+    }
 
     ctx->runtime->set_device(ctx->device);
     rt::Module module = nullptr;
@@ -51,7 +68,20 @@ rt::Function context_function(mla_context* ctx, const reg::Row& row) {
                                          << row.file << ":" << row.line << ")");
     }
     ctx->functions[fkey] = f;
+    if (owned) ctx->row_functions[&row] = f;
     return f;
+}
+
+void context_set_max_dynamic_shared(mla_context* ctx, rt::Function f, int bytes) {
+    check_context(ctx);
+    {
+        std::lock_guard<std::mutex> lock(ctx->mutex);
+        auto it = ctx->max_dynamic_shared.find(f);
+        if (it != ctx->max_dynamic_shared.end() && it->second == bytes) return;
+    }
+    ctx->runtime->set_max_dynamic_shared(f, bytes);
+    std::lock_guard<std::mutex> lock(ctx->mutex);
+    ctx->max_dynamic_shared[f] = bytes;
 }
 
 const reg::Row& context_row(mla_context* ctx, const std::string& table,

@@ -211,19 +211,26 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     if (m < 0)
         MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE, where << hk << " kernel heads exceed the 64-row tile");
 
-    const std::map<std::string, std::string> key = {
-        {"qType", qk},
-        {"kvType", kvk},
-        {"Gqa", std::to_string(m)},
-        {"ps", "1"},
-        {"qSeqLen", "0"},
-        {"prefill", "0"},
-        {"causal", (a.causal || a.max_seqlen_q == 1) ? "1" : "0"},  // as the routing key (L=1: causal)
-        {"lse", a.lse ? "1" : "0"},
-        {"cprr", "0"},
-    };
+    const bool causal_key = a.causal || a.max_seqlen_q == 1;  // as the routing key (L=1: causal)
+    const bool lse_key = a.lse != nullptr;
+    // The row is memoised per context under a packing of exactly the key's varying columns.
+    const uint64_t row_id = (uint64_t(a.q_dtype) & 0xff) | (uint64_t(a.kv_dtype) & 0xff) << 8 |
+                            uint64_t(m & 0xffff) << 16 | uint64_t(causal_key) << 32 |
+                            uint64_t(lse_key) << 33 | uint64_t(1) << 40;  // 1: mla_decode
     DecodeLaunch d;
-    d.decode_row = &context_row(ctx, "mla_decode", key);
+    d.decode_row = &context_row_cached(ctx, row_id, "mla_decode", [&] {
+        return std::map<std::string, std::string>{
+            {"qType", qk},
+            {"kvType", kvk},
+            {"Gqa", std::to_string(m)},
+            {"ps", "1"},
+            {"qSeqLen", "0"},
+            {"prefill", "0"},
+            {"causal", causal_key ? "1" : "0"},
+            {"lse", lse_key ? "1" : "0"},
+            {"cprr", "0"},
+        };
+    });
     d.threads = unsigned(d.decode_row->get_int("launch_threads"));
     d.smem = unsigned(d.decode_row->get_int("launch_smem"));
     // Two kernel families share the params struct: mla_decode_wg_* (wgmma) and mla_decode_*
@@ -243,7 +250,9 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     if (sz.partial_rows > 0 && sz.reduce_indptr_len > 1) {
         if (!hp.reduce_supported)
             MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE, where << "no reducer for " << hk << " kernel heads");
-        d.reduce_row = &context_row(ctx, "mla_reduce", {{"kind", "reduce"}, {"outType", "bf16"}});
+        d.reduce_row = &context_row_cached(ctx, uint64_t(2) << 40, "mla_reduce", [] {
+            return std::map<std::string, std::string>{{"kind", "reduce"}, {"outType", "bf16"}};
+        });
         d.reduce_threads = unsigned(d.reduce_row->get_int("launch_threads", 128));
         MLA_CHECK(d.reduce_threads >= 32 && d.reduce_threads % 32 == 0 && d.reduce_threads <= 1024,
                   MLA_ERROR_TABLE, d.reduce_row->file << ":" << d.reduce_row->line

@@ -18,7 +18,7 @@ MLA_API mla_status mla_decode_fwd(mla_context* ctx, const mla_decode_args* args,
         const mla::rt::Function fdec = mla::context_function(ctx, *d.decode_row);
         const mla::rt::Function fred = d.reduce_row ? mla::context_function(ctx, *d.reduce_row) : nullptr;
         ctx->runtime->set_device(ctx->device);
-        if (d.smem > 48 * 1024) ctx->runtime->set_max_dynamic_shared(fdec, int(d.smem));
+        if (d.smem > 48 * 1024) mla::context_set_max_dynamic_shared(ctx, fdec, int(d.smem));
 
         mla::rt::Dim3 grid, block;
         grid.x = d.grid;

@@ -590,3 +590,40 @@ TEST_CASE("decode: the shape query says supported for exactly the shapes mla_dec
     REQUIRE(mla_set_codeobject_root(nullptr) == MLA_SUCCESS);
     mla_context_destroy(ctx);
 }
+
+TEST_CASE("decode launch: the per-context row and kernel caches keep shapes apart", "[decode]") {
+    // One context, shapes interleaved: every launch must name its own shape's kernel, and the
+    // dynamic shared-memory limit is raised once per kernel, not once per call.
+    mla_context* ctx = make_ctx();
+    struct Case {
+        int H, L;
+        mla_dtype q, kv;
+        const char* symbol;
+    };
+    const Case cases[] = {
+        {16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_wg_bf16_bf16_m16"},
+        {64, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_fp8_fp8_m64"},
+        {16, 2, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_bf16_fp8_m32"},
+        {16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_wg_bf16_bf16_m16"},
+        {128, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_wg_bf16_bf16_m64"},
+        {64, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_fp8_fp8_m64"},
+    };
+    for (int round = 0; round < 2; ++round)
+        for (const Case& k : cases) {
+            Call c(3, k.H, k.L, 64, 700, k.q, k.kv);
+            for (int lse_on = 0; lse_on < 2; ++lse_on) {
+                if (!lse_on) c.a.lse = nullptr;
+                else c.a.lse = c.lse.data();
+                const int before = fake_rt_launch_count();
+                INFO("heads " << k.H << " qlen " << k.L << " round " << round << " lse " << lse_on);
+                REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+                REQUIRE(fake_rt_launch_count() > before);
+                const fake_rt_launch_record* r = fake_rt_launch(before);
+                CHECK(std::string(r->symbol) == k.symbol);
+                CHECK(params_of(r).lse == c.a.lse);
+            }
+        }
+    // four distinct kernels above 48 KB of shared memory, the attribute set once each
+    CHECK(fake_rt_call_count("cuFuncSetAttribute") == 4);
+    mla_context_destroy(ctx);
+}
