@@ -217,3 +217,44 @@ def test_smoke_and_context():
     libmla.smoke_launch(out, 3, 7)
     torch.cuda.synchronize()
     assert torch.equal(out.cpu(), torch.arange(1000, dtype=torch.int32) * 3 + 7)
+
+
+@pytest.mark.parametrize("W,partial_dtype", [(2, "fp32"), (3, "bf16"), (8, "fp32")])
+def test_merge_attn_states_matches_host_merge(W, partial_dtype):
+    """The merge cubin through the package vs merge_attn_states_host, with empty (-inf) and
+    NaN-poisoned partials: out within 1 bf16 ulp of the host merge, lse to fp32 rounding, no NaN."""
+    import ml_dtypes
+    torch = _torch()
+    g = torch.Generator().manual_seed(W)
+    T_, H = 37, 16
+    po = torch.randn(W, T_, H, V, generator=g, dtype=torch.float32)
+    pl = torch.randn(W, T_, H, generator=g, dtype=torch.float32) * 3
+    pl[0, ::5] = -math.inf   # rank 0 saw no key for every 5th row
+    po[0, ::5] = math.nan    # and its output there must never be read
+    pl[:, 7] = -math.inf     # row 7: no rank saw a key
+    if partial_dtype == "bf16":
+        po = po.to(torch.bfloat16)
+    host_po = (po.float().numpy() if partial_dtype == "fp32"
+               else po.float().numpy().astype(ml_dtypes.bfloat16))
+    want_out, want_lse = libmla.merge_attn_states_host(host_po, pl.numpy(), out_dtype="fp32")
+    out, lse = libmla.merge_attn_states(po.cuda(), pl.cuda())
+    torch.cuda.synchronize()
+    got = out.float().cpu().numpy()
+    assert not np.isnan(got).any()
+    np.testing.assert_allclose(got, want_out, rtol=2 ** -7, atol=1e-6)
+    np.testing.assert_array_equal(np.isneginf(lse.cpu().numpy()), np.isneginf(want_lse))
+    fin = np.isfinite(want_lse)
+    np.testing.assert_allclose(lse.cpu().numpy()[fin], want_lse[fin], rtol=1e-5, atol=1e-6)
+    assert (got[7] == 0).all()
+
+
+def test_merge_attn_states_input_errors():
+    torch = _torch()
+    po = torch.zeros(2, 3, 4, V, device="cuda")
+    pl = torch.zeros(2, 3, 4, device="cuda")
+    with pytest.raises(TypeError):
+        libmla.merge_attn_states(po.double(), pl)
+    with pytest.raises(ValueError):
+        libmla.merge_attn_states(po, pl[:, :2])
+    with pytest.raises(TypeError):
+        libmla.merge_attn_states(po.cpu(), pl.cpu())

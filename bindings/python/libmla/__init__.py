@@ -21,7 +21,7 @@ from .routing import (version, version_string, decode_asm_query, ps1_fp8_asm_que
 from .planner import (metadata_info, plan_metadata, update_metadata, Plan, MetadataInfo,
                       PlanSummary)
 from .reference import decode_reference, execute_plan_reference, DEFAULT_SM_SCALE
-from .merge import merge_attn_states_host
+from .merge import merge_attn_states, merge_attn_states_host
 from .device import context, Context, DeviceBuffer, device_copy, smoke_launch
 from .decode import decode, plan_metadata_device, upload_plan, DevicePlan
 
@@ -38,7 +38,7 @@ __all__ = [
     "arch_names", "arch_info", "arch_check", "ArchInfo", "codeobject_root",
     "set_codeobject_root",
     "metadata_info", "plan_metadata", "update_metadata", "Plan", "MetadataInfo", "PlanSummary",
-    "decode_reference", "execute_plan_reference", "DEFAULT_SM_SCALE", "merge_attn_states_host",
+    "decode_reference", "execute_plan_reference", "DEFAULT_SM_SCALE", "merge_attn_states", "merge_attn_states_host",
     "decode", "plan_metadata_device", "upload_plan", "context", "Context", "DevicePlan",
     "DeviceBuffer", "device_copy", "smoke_launch",
 ]

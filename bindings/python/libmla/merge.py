@@ -60,3 +60,52 @@ def merge_attn_states_host(partial_out, partial_lse, *, out_dtype="fp32"):
     a.lse = lse.ctypes.data
     _lib.check(_lib.load().mla_merge_attn_states_host(ctypes.byref(a)))
     return out, lse
+
+
+def merge_attn_states(partial_out, partial_lse, *, out=None, lse=None, return_lse=True,
+                      stream=None, device=None):
+    """The merge on the GPU (sm_90a code object, mla_merge_attn_states): partial_out
+    [W, total_q, H, 512] float32 or bfloat16 and partial_lse [W, total_q, H] float32, contiguous
+    torch CUDA tensors (or __cuda_array_interface__ objects). Returns (out [total_q, H, 512]
+    bfloat16, lse [total_q, H] float32 or None); out / lse may be given (contiguous, same device).
+    Runs on torch's current stream by default. TypeError / ValueError before any C call;
+    MlaError from the library."""
+    from ._device_arrays import _check, _torch, device_array
+    from .device import _device_of, _resolve_stream, context
+    po = device_array(partial_out, "partial_out")
+    pl = device_array(partial_lse, "partial_lse")
+    if po.shape is None or pl.shape is None:
+        raise TypeError("partial_out and partial_lse must be tensors with a shape (not raw pointers)")
+    _check(po, "partial_out", ("fp32", "bf16"), ndim=4, contiguous=True)
+    if po.shape[3] != V_DIM:
+        raise ValueError(f"partial_out must be [W, total_q, H, {V_DIM}], got {po.shape}")
+    W, total_q, H, _ = po.shape
+    _check(pl, "partial_lse", ("fp32",), shape=(W, total_q, H), ndim=3, contiguous=True)
+    use_torch = po.is_torch
+    dev = _device_of([po, pl], device)
+    if out is None:
+        if not use_torch:
+            raise TypeError("out is required when the inputs are not torch tensors")
+        torch = _torch()
+        out = torch.empty((total_q, H, V_DIM), dtype=torch.bfloat16, device=f"cuda:{dev}")
+    if lse is None and return_lse:
+        if not use_torch:
+            raise TypeError("lse is required (or return_lse=False) when the inputs are not torch "
+                            "tensors")
+        torch = _torch()
+        lse = torch.empty((total_q, H), dtype=torch.float32, device=f"cuda:{dev}")
+    o = device_array(out, "out")
+    _check(o, "out", ("bf16",), shape=(total_q, H, V_DIM), ndim=3, contiguous=True)
+    lo = device_array(lse, "lse", required=False)
+    _check(lo, "lse", ("fp32",), shape=(total_q, H), ndim=2, contiguous=True)
+    _device_of([po, pl, o, lo], dev)
+    a = T.mla_merge_args()
+    a.world_size, a.total_q, a.num_heads = W, total_q, H
+    a.partial_dtype = T.DType.FP32 if po.dtype == "fp32" else T.DType.BF16
+    a.out_dtype = T.DType.BF16
+    a.partial_out, a.partial_lse, a.out = po.ptr, pl.ptr, o.ptr
+    a.lse = lo.ptr if lo is not None else None
+    ctx = context(dev)
+    st = _resolve_stream(stream, use_torch, dev)
+    _lib.check(_lib.load().mla_merge_attn_states(ctx.handle, ctypes.byref(a), st))
+    return out, lse
