@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gpu_driver.h"
@@ -186,15 +187,25 @@ int main() {
     gpu_test::CUstream stream = nullptr;
     if (!drv.check(drv.cuStreamCreate(&stream, gpu_test::kStreamNonBlocking), "cuStreamCreate"))
         return 1;
-    const int shapes[][3] = {{16, 1, 1}, {128, 1, 1}, {16, 2, 64}, {128, 4, 1}};
+    // {heads, qlen, page size, batch, uniform KV length (0: random lengths)}. The uniform rows
+    // are the shape where every cluster stride snaps (docs/planner.md: one cluster per round).
+    const int shapes[][5] = {{16, 1, 1, 1536, 0},  {128, 1, 1, 1536, 0}, {16, 2, 64, 1536, 0},
+                             {128, 4, 1, 1536, 0}, {16, 1, 64, 128, 4096}, {16, 1, 64, 1536, 2048}};
     for (const auto& s : shapes) {
         mla_metadata_params p = MLA_METADATA_PARAMS_INIT;
         p.arch = arch;
-        p.batch_size = 1536;
+        p.batch_size = s[3];
         p.num_heads = s[0];
         p.max_seqlen_qo = s[1];
         p.page_size = s[2];
-        const Batch b = random_batch(rng, 1536, s[1], s[2], false);
+        Batch b = random_batch(rng, s[3], s[1], s[2], false);
+        if (s[4] > 0) {  // every request s[4] tokens
+            const int pages = (s[4] + s[2] - 1) / s[2];
+            for (int i = 0; i < s[3]; ++i) {
+                b.kv[size_t(i) + 1] = b.kv[size_t(i)] + pages;
+                b.last[size_t(i)] = s[4] - (pages - 1) * s[2];
+            }
+        }
         mla_metadata_sizes z{};
         z.struct_size = sizeof(z);
         if (mla_metadata_info(&p, &z) != MLA_SUCCESS) return 1;
@@ -258,8 +269,9 @@ int main() {
         if (exec) drv.cuGraphExecDestroy(exec);
         if (graph) drv.cuGraphDestroy(graph);
         if (!gok) ++failures;
-        std::printf("device plan, 1536 requests, %3d heads, qlen %d, page %2d: %.2f us per plan "
+        std::printf("device plan, %d requests (%s), %3d heads, qlen %d, page %2d: %.2f us per plan "
                     "(%d launches), %.2f us per plan in a graph of %d\n",
+                    s[3], s[4] > 0 ? ("uniform " + std::to_string(s[4])).c_str() : "random",
                     s[0], s[1], s[2], 1000.0 * ms / reps, reps, 1000.0 * gms / reps, reps);
         if (std::getenv("MLA_GPU_PLAN_PROFILE")) {  // a -DMLA_META_PROFILE cubin's phase clocks
             int32_t ph[6];
