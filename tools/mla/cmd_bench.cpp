@@ -90,21 +90,12 @@ int cmd_bench(int argc, char** argv) {
                 continue;
             }
             for (int w = 0; w < 2; ++w) run.launch();
-            std::vector<float> ms;
-            for (int it = 0; it < iters; ++it) {
-                mla_timer* t = nullptr;
-                float m = 0;
-                if (mla_timer_start(ctx, nullptr, &t) || !run.launch() || mla_timer_stop_ms(ctx, t, &m)) {
-                    rc = 1;
-                    break;
-                }
-                ms.push_back(m);
-            }
+            double med_ms = 0;
+            if (!median_event_ms(ctx, iters, [&] { return run.launch(); }, &med_ms)) rc = 1;
             int32_t flag = 0;
             std::vector<float> out, lse;
             if (!run.fetch(p, out, lse, flag) || flag) rc = 1;
-            std::sort(ms.begin(), ms.end());
-            const double us = ms.empty() ? 0 : ms[ms.size() / 2] * 1000.0;
+            const double us = med_ms * 1000.0;
             const double gbs = problem_bytes(p) / (us * 1e-6) / 1e9;
             std::printf("| %s | %d | %d | %d | %d | %d | %d | %.1f | %.0f | %.0f%% | %.1f |%s\n",
                         d ? "fp8" : "bf16", r.b, r.sq, r.h, r.sk, run.summary.num_works,

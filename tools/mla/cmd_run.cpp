@@ -92,11 +92,6 @@ int cpu_path(Spec s, bool user_batch, bool user_kv) {
     return r.ok() ? 0 : 1;
 }
 
-double median(std::vector<float> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
-
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
@@ -237,18 +232,13 @@ int cmd_run(int argc, char** argv) {
         }
         // timing
         for (int w = 0; w < 3; ++w) run.launch();
-        std::vector<float> ms;
-        for (int it = 0; it < iters; ++it) {
-            mla_timer* t = nullptr;
-            float m = 0;
-            if (mla_timer_start(ctx, nullptr, &t) || !run.launch() || mla_timer_stop_ms(ctx, t, &m)) {
-                std::fprintf(stderr, "mla run: timing: %s\n", mla_last_error());
-                mla_context_destroy(ctx);
-                return 1;
-            }
-            ms.push_back(m);
+        double med_ms = 0;
+        if (!median_event_ms(ctx, iters, [&] { return run.launch(); }, &med_ms)) {
+            std::fprintf(stderr, "mla run: timing: %s\n", mla_last_error());
+            mla_context_destroy(ctx);
+            return 1;
         }
-        const double us = median(ms) * 1000.0;
+        const double us = med_ms * 1000.0;
         const double bytes = problem_bytes(p), flops = problem_flops(p);
         const double gbs = bytes / (us * 1e-6) / 1e9, tf = flops / (us * 1e-6) / 1e12;
         // copy yardstick: the KV cache's size (at least 256 MiB), device to device

@@ -494,6 +494,28 @@ inline double problem_flops(const Problem& p) {
     return f;
 }
 
+// Event-timed runs of launch() on the default stream: the median of `iters` timings in
+// milliseconds goes to *median_ms (of the runs completed so far when one fails). Returns false
+// (mla_last_error set) when a timer or launch() fails.
+template <class Launch>
+bool median_event_ms(mla_context* ctx, int iters, Launch&& launch, double* median_ms) {
+    std::vector<float> ms;
+    bool ok = true;
+    for (int it = 0; it < iters; ++it) {
+        mla_timer* t = nullptr;
+        float m = 0;
+        if (mla_timer_start(ctx, nullptr, &t) != MLA_SUCCESS || !launch() ||
+            mla_timer_stop_ms(ctx, t, &m) != MLA_SUCCESS) {
+            ok = false;
+            break;
+        }
+        ms.push_back(m);
+    }
+    std::sort(ms.begin(), ms.end());
+    *median_ms = ms.empty() ? 0 : ms[ms.size() / 2];
+    return ok;
+}
+
 // Device-to-device copy bandwidth (bytes read + written per second, GB/s) through
 // mla_device_copy: `bytes` copied `iters` times between two buffers owned by `run`, median of
 // event-timed copies. The yardstick `mla run` and `mla bench` report decode against. 0 (and
@@ -507,20 +529,13 @@ inline double copy_bandwidth_gbs(mla_context* ctx, DeviceRun& run, size_t bytes,
         *error = mla_last_error();
         return 0;
     }
-    std::vector<float> ms;
-    for (int it = 0; it < std::max(5, iters); ++it) {
-        mla_timer* t = nullptr;
-        float m = 0;
-        if (mla_timer_start(ctx, nullptr, &t) != MLA_SUCCESS ||
-            mla_device_copy(ctx, b, a, bytes, nullptr) != MLA_SUCCESS ||
-            mla_timer_stop_ms(ctx, t, &m) != MLA_SUCCESS) {
-            *error = mla_last_error();
-            return 0;
-        }
-        ms.push_back(m);
+    double med_ms = 0;
+    if (!median_event_ms(ctx, std::max(5, iters),
+                         [&] { return mla_device_copy(ctx, b, a, bytes, nullptr) == MLA_SUCCESS; },
+                         &med_ms)) {
+        *error = mla_last_error();
+        return 0;
     }
-    std::sort(ms.begin(), ms.end());
-    const double med_ms = ms[ms.size() / 2];
     return med_ms > 0 ? 2.0 * double(bytes) / (med_ms * 1e-3) / 1e9 : 0;
 }
 
