@@ -15,6 +15,7 @@
 
 #include "../../codeobjects/sm_90a/merge/merge_params.h"
 #include "fake_runtime.h"
+#include "fake_test_util.h"
 #include "mla_c_api.h"
 #include "reference/dtype_convert.h"
 
@@ -177,20 +178,6 @@ TEST_CASE("host merge: bad arguments write nothing", "[cp][merge]") {
 
 namespace {
 
-void copy_file(const std::string& from, const std::string& to) {
-    std::ifstream in(from, std::ios::binary);
-    REQUIRE(in.good());
-    std::ofstream out(to, std::ios::binary);
-    out << in.rdbuf();
-}
-
-void write_fake_image(const std::string& path, const std::string& tag) {
-    std::vector<unsigned char> img(tag.size() + FAKE_RT_IMAGE_HEADER);
-    REQUIRE(fake_rt_format_image(tag.data(), tag.size(), img.data(), img.size()) == img.size());
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(img.data()),
-                                                std::streamsize(img.size()));
-}
-
 // A code-object root with the project's merge table (or `csv_text`) and a fake image, for `arch`.
 std::string make_root(const std::string& arch, const std::string& csv_text = "") {
     char tmpl[] = "/tmp/mla_cp_test_XXXXXX";
@@ -199,28 +186,15 @@ std::string make_root(const std::string& arch, const std::string& csv_text = "")
     REQUIRE(std::system(("mkdir -p " + dir).c_str()) == 0);
     const char* src = std::getenv("MLA_CP_TABLES");
     if (csv_text.empty())
-        copy_file(std::string(src ? src : "codeobjects/sm_90a") + "/merge/mla_merge.csv", dir + "/mla_merge.csv");
+        fake_test::copy_file(std::string(src ? src : "codeobjects/sm_90a") + "/merge/mla_merge.csv", dir + "/mla_merge.csv");
     else
         std::ofstream(dir + "/mla_merge.csv") << csv_text;
-    write_fake_image(dir + "/mla_merge.cubin", "merge");
+    fake_test::write_fake_image(dir + "/mla_merge.cubin", "merge");
     return root;
 }
 
 mla_context* make_ctx(const std::string& root, const char* arch = "sm_90a") {
-    fake_rt_install_env();
-    fake_rt_reset();
-    const bool amd = arch[0] == 'g';
-    fake_rt_set_device(amd ? arch : "9.0", 132);
-    mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
-    o.arch = arch;
-    o.codeobject_root = root.c_str();
-    mla_context* ctx = nullptr;
-    const mla_status st = mla_context_create(&o, &ctx);
-    INFO(mla_last_error());
-    REQUIRE(st == MLA_SUCCESS);
-    fake_rt_reset();
-    fake_rt_set_device(amd ? arch : "9.0", 132);
-    return ctx;
+    return fake_test::fake_context(root, arch);
 }
 
 // Host emulation of mla_merge_bf16: the host merge on the params the launch carried.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fake_runtime.h"
+#include "fake_test_util.h"
 #include "host_plan.h"
 #include "launch/decode_launch.h"
 #include "mla_c_api.h"
@@ -24,19 +25,6 @@ std::string tables_src() {
     return s ? s : "codeobjects/sm_90a";
 }
 
-void copy_file(const std::string& from, const std::string& to) {
-    std::ifstream in(from, std::ios::binary);
-    REQUIRE(in.good());
-    std::ofstream out(to, std::ios::binary);
-    out << in.rdbuf();
-}
-
-void write_fake_image(const std::string& path, const std::string& tag) {
-    std::vector<unsigned char> img(tag.size() + FAKE_RT_IMAGE_HEADER);
-    REQUIRE(fake_rt_format_image(tag.data(), tag.size(), img.data(), img.size()) == img.size());
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(img.data()), std::streamsize(img.size()));
-}
-
 // A code-object root holding the project's real sm_90a decode/reduce tables and fake images.
 std::string fixture_root() {
     static std::string root;
@@ -46,31 +34,16 @@ std::string fixture_root() {
     root = tmpl;
     const std::string arch = root + "/sm_90a";
     REQUIRE(std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) == 0);
-    copy_file(tables_src() + "/decode/mla_decode.csv", arch + "/decode/mla_decode.csv");
-    copy_file(tables_src() + "/reduce/mla_reduce.csv", arch + "/reduce/mla_reduce.csv");
+    fake_test::copy_file(tables_src() + "/decode/mla_decode.csv", arch + "/decode/mla_decode.csv");
+    fake_test::copy_file(tables_src() + "/reduce/mla_reduce.csv", arch + "/reduce/mla_reduce.csv");
     for (const char* co : {"mla_decode_bf16_bf16", "mla_decode_bf16_fp8", "mla_decode_fp8_fp8",
                            "mla_decode_wg_bf16_bf16", "mla_decode_wg_bf16_fp8", "mla_decode_wg_fp8_fp8"})
-        write_fake_image(arch + "/decode/" + co + ".cubin", co);
-    write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
+        fake_test::write_fake_image(arch + "/decode/" + co + ".cubin", co);
+    fake_test::write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
     return root;
 }
 
-mla_context* make_ctx() {
-    fake_rt_install_env();
-    fake_rt_reset();
-    fake_rt_set_device("9.0", 132);
-    mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
-    o.arch = "sm_90a";
-    const std::string root = fixture_root();
-    o.codeobject_root = root.c_str();
-    mla_context* ctx = nullptr;
-    const mla_status st = mla_context_create(&o, &ctx);
-    INFO(mla_last_error());
-    REQUIRE(st == MLA_SUCCESS);
-    fake_rt_reset();  // forget the context's own calls
-    fake_rt_set_device("9.0", 132);
-    return ctx;
-}
+mla_context* make_ctx() { return fake_test::fake_context(fixture_root()); }
 
 // A whole valid call: host memory stands in for device memory (the fake never dereferences).
 struct Call {
@@ -484,9 +457,9 @@ TEST_CASE("decode launch: rows naming the mma.sync fallback launch it with its o
         const std::string root = fixture_root() + (bad ? "_mma_bad" : "_mma");
         const std::string arch = root + "/sm_90a";
         REQUIRE(std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) == 0);
-        copy_file(tables_src() + "/reduce/mla_reduce.csv", arch + "/reduce/mla_reduce.csv");
-        write_fake_image(arch + "/decode/mla_decode_bf16_bf16.cubin", "mla_decode_bf16_bf16");
-        write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
+        fake_test::copy_file(tables_src() + "/reduce/mla_reduce.csv", arch + "/reduce/mla_reduce.csv");
+        fake_test::write_fake_image(arch + "/decode/mla_decode_bf16_bf16.cubin", "mla_decode_bf16_bf16");
+        fake_test::write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
         {
             std::ofstream t(arch + "/decode/mla_decode.csv");
             t << "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name\n";
@@ -495,16 +468,7 @@ TEST_CASE("decode launch: rows naming the mma.sync fallback launch it with its o
                   << (bad ? mla_decode_wg_smem_bytes(16, false) : mla_decode_smem_bytes(16, false))
                   << ",mla_decode_bf16_bf16_m16,mla_decode_bf16_bf16.cubin\n";
         }
-        fake_rt_install_env();
-        fake_rt_reset();
-        fake_rt_set_device("9.0", 132);
-        mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
-        o.arch = "sm_90a";
-        o.codeobject_root = root.c_str();
-        mla_context* ctx = nullptr;
-        REQUIRE(mla_context_create(&o, &ctx) == MLA_SUCCESS);
-        fake_rt_reset();
-        fake_rt_set_device("9.0", 132);
+        mla_context* ctx = fake_test::fake_context(root);
         Call c(2, 16, 1, 64, 200);
         const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
         INFO(mla_last_error());
