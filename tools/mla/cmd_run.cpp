@@ -158,8 +158,12 @@ int cmd_run(int argc, char** argv) {
                     line += c;
                     continue;
                 }
+                const std::string tried = "; tried:";  // its list is the indented lines
+                if (line.size() >= tried.size() &&
+                    line.compare(line.size() - tried.size(), tried.size(), tried) == 0)
+                    line.resize(line.size() - tried.size());
                 if (!line.empty() && line.compare(0, 2, "  ") != 0)
-                    why += (why.empty() ? "" : " ") + line;
+                    why += (why.empty() ? "" : why.back() == ':' ? " " : "; ") + line;
                 line.clear();
             }
             std::printf("mla run: no CUDA device: %s\n", why.c_str());
