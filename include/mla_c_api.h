@@ -648,9 +648,10 @@ MLA_API mla_status mla_execute_plan_reference(const mla_host_problem* problem,
 
 /* ==== BEGIN CONTEXT PARALLEL (issue 9) ======================================================= */
 /* Round-robin context parallelism (aiter "cprr", docs/context-parallel.md): global KV position p
- * of a request lives on rank p mod W; each rank decodes its shard (mla_host_problem's
- * g_kv_indptr / cp_world_size / cp_rank, planner is_cp_round_robin = 1) into a partial O and
- * LSE for every query row; the caller all-gathers them (NCCL, not libmla) and merges them here.
+ * of a request lives on rank p mod W; each rank decodes its shard (g_kv_indptr / cp_world_size /
+ * cp_rank of mla_decode_args on the GPU, of mla_host_problem on the CPU; planner
+ * is_cp_round_robin = 1) into a partial O and LSE for every query row; the caller all-gathers
+ * them (NCCL, not libmla) and merges them here.
  *
  * Merge of W partial (O, LSE) pairs of the same query rows. Shapes (all contiguous, row-major):
  *   partial_out  [W, total_q, H, 512]  partial_dtype: MLA_DTYPE_FP32 or MLA_DTYPE_BF16 (what a
@@ -754,22 +755,51 @@ typedef struct mla_decode_args {
      * shared memory. The caller zeroes it (mla_memset_d8) and reads it after the stream
      * synchronises; NULL = not reported (bad ids are still never read). */
     int32_t* error_flag;          /* [1] int32 device memory, 4-byte aligned, or NULL              */
+    /* Round-robin context parallel ("cprr", issue 9, docs/context-parallel.md), appended
+     * after the fields above: a caller whose struct_size ends before them gets W = 1 (off).
+     * With cp_world_size W > 1 this call decodes rank cp_rank's shard of every request: global
+     * KV position p of request b lives on rank p % W, and the rank's LOCAL token j (what
+     * kv_indptr / kv_last_page_lens / the page table above describe) is global position
+     * j * W + cp_rank. Causal MTP then masks on GLOBAL positions: query t of L sees the local
+     * keys whose global position is <= G_b - L + t. The result is the rank's partial out / lse
+     * (every row written; a row that sees no local key: out 0, lse -inf), to be all-gathered by
+     * the caller and merged with mla_merge_attn_states. W > 1 needs causal = 1, a plan made with
+     * is_cp_round_robin = 1 and lse (to merge; not enforced). */
+    const int32_t* g_kv_indptr;   /* [B+1] int32 device array, prefix sums of the GLOBAL KV
+                                     lengths in tokens: G_b = g_kv_indptr[b+1] - g_kv_indptr[b]
+                                     (as mla_host_problem.g_kv_indptr). Required when W > 1,
+                                     ignored (not read) when W = 1. The local length of request
+                                     b must be ceil((G_b - cp_rank) / W) tokens (0 if G_b <=
+                                     cp_rank); that cannot be checked here without a
+                                     synchronisation (device arrays), see mla_decode_fwd        */
+    int32_t cp_world_size;        /* W >= 1; 1 = no context parallel (default)                     */
+    int32_t cp_rank;              /* this rank, 0 <= cp_rank < W (default 0)                       */
 } mla_decode_args;
-#define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL}
+#define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, 1, 0}
 
 /* Runs decode on `stream` (CUstream / hipStream_t; NULL = default stream): the decode kernel of
- * table mla_decode (key: dtypes, row tile M, causal, lse) with num_clusters CTAs, then, when the
- * plan can split (partial_rows > 0), the reducer of table mla_reduce. sm_90a only.
+ * table mla_decode (key: dtypes, row tile M, causal, lse, cprr = (cp_world_size > 1)) with
+ * num_clusters CTAs, then, when the plan can split (partial_rows > 0), the reducer of table
+ * mla_reduce. sm_90a only.
  * MLA_ERROR_INVALID_ARGUMENT: null or misaligned pointer (q, kv_cache, out 16-byte aligned; q,
  * kv strides a multiple of 16 bytes; out strides a multiple of 8 elements; index arrays 4-byte,
  * work_info_set and workspace 16-byte aligned), a size that disagrees (strides that overlap,
  * kv_stride_page < page_size * 576, scale pointer missing for fp8), a plan made for another
  * arch, head count, batch, qlen, page size, causal flag or dtype (plan_params is compared with
- * args field by field). MLA_ERROR_BUFFER_TOO_SMALL: workspace or plan buffers smaller than
- * mla_metadata_info(plan_params) says. MLA_ERROR_UNSUPPORTED_SHAPE: the head plan rejects the
- * shape, or the context is not sm_90a. MLA_ERROR_NO_KERNEL: no table row for the key.
- * MLA_ERROR_TABLE: a row whose launch_threads / launch_smem disagree with the kernel build.
- * MLA_ERROR_CODE_OBJECT, MLA_ERROR_LAUNCH from the runtime. Page ids: see error_flag. */
+ * args field by field); context parallel: cp_world_size < 1, cp_rank outside [0, W),
+ * g_kv_indptr NULL or not 4-byte aligned with W > 1, causal = 0 with W > 1, a plan made with
+ * is_cp_round_robin = 0 for W > 1 (its causal trim drops keys a row sees under the global
+ * mask) or with is_cp_round_robin = 1 for W = 1 (a forgotten cp_world_size).
+ * MLA_ERROR_BUFFER_TOO_SMALL: workspace or plan buffers smaller than mla_metadata_info(plan_params)
+ * says. MLA_ERROR_UNSUPPORTED_SHAPE: the head plan rejects the shape, or the context is not
+ * sm_90a. MLA_ERROR_NO_KERNEL: no table row for the key. MLA_ERROR_TABLE: a row whose
+ * launch_threads / launch_smem disagree with the kernel build. MLA_ERROR_CODE_OBJECT,
+ * MLA_ERROR_LAUNCH from the runtime. Page ids: see error_flag. Not checked (device memory, no
+ * synchronisation): the contents of g_kv_indptr and whether each local length equals
+ * ceil((G_b - cp_rank) / W); a disagreeing shard gives a wrong mask, but no KV outside the
+ * local page table is ever read.
+ * Check them on the host where the arrays live there: mla_decode_reference does, and the
+ * Python decode(..., validate=True) copies them back to check. */
 MLA_API mla_status mla_decode_fwd(mla_context* ctx, const mla_decode_args* args, void* stream);
 
 /* Device-to-device copy of `bytes` (a multiple of 16; src, dst 16-byte aligned device pointers)

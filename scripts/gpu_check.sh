@@ -4,7 +4,8 @@
 # registry, the decode test (every table row vs the CPU reference; QUICK=1 for --quick), the
 # device planner (byte identity vs the host planner, timing), the CUDA graph test, the merge
 # kernel, compute-sanitizer memcheck on small grids, the C example, the Python GPU tests against a
-# float64 torch reference, and the main job (`mla run`). Logs go to $OUT (default ./gpu-logs);
+# float64 torch reference, round-robin context parallel (examples/context_parallel.py: shards on
+# one GPU, and over NCCL with two GPUs), and the main job (`mla run`). Logs go to $OUT (default ./gpu-logs);
 # the last line is "N passed, N failed". Exit status: nonzero if any check failed.
 set -u
 BUILD=${BUILD:-build}
@@ -40,6 +41,14 @@ step example_c 60 "$BUILD/examples/decode_example"
 if python3 -c "import torch" 2>/dev/null; then
     step python_gpu 240 env LIBMLA_PATH="$PWD/$BUILD/src/libmla.so.0" PYTHONPATH="$PWD/bindings/python" \
         python3 -m pytest -q -p no:cacheprovider tests/python -m gpu
+    # round-robin context parallel (issue 9): W = 2 shards on one GPU, then over NCCL when there
+    # are two GPUs (docs/context-parallel.md; the full sweep: examples/context_parallel.py --check)
+    step cp_simulate 600 env LIBMLA_PATH="$PWD/$BUILD/src/libmla.so.0" \
+        python3 examples/context_parallel.py --check --simulate 2 --s-k 1,3,4097 --qlen 1,4
+    if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ]; then
+        step cp_nccl 900 env LIBMLA_PATH="$PWD/$BUILD/src/libmla.so.0" \
+            python3 examples/context_parallel.py --check --world-size 2 --s-k 1,3,4097 --qlen 1,4
+    fi
 fi
 step run_default 120 "$T" run
 step run_h128 120 "$T" run --heads 128

@@ -158,7 +158,33 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     same(pp.causal != 0, a.causal != 0, "causal");
     same(pp.q_dtype, a.q_dtype, "q_dtype");
     same(pp.kv_dtype, a.kv_dtype, "kv_dtype");
-    MLA_CHECK_ARG(!pp.is_cp_round_robin, where << "round-robin context parallel plans are not supported on sm_90a");
+
+    // ---- round-robin context parallel (docs/context-parallel.md) ----
+    // Only the arguments are checked: g_kv_indptr's contents and the local lengths it implies
+    // (ceil((G_b - rank) / W)) live in device memory and would need a synchronisation.
+    const int W = a.cp_world_size;
+    MLA_CHECK_ARG(W >= 1, where << "cp_world_size " << W << " < 1 (1 = no context parallel)");
+    MLA_CHECK_ARG(a.cp_rank >= 0 && a.cp_rank < W,
+                  where << "cp_rank " << a.cp_rank << " is outside [0, cp_world_size = " << W << ")");
+    const bool cprr = W > 1;
+    if (cprr) {
+        MLA_CHECK_ARG(a.g_kv_indptr != nullptr,
+                      where << "cp_world_size " << W
+                            << " (round-robin context parallel) needs g_kv_indptr, the [B+1] "
+                               "prefix sums of the global KV lengths");
+        check_ptr(a.g_kv_indptr, 4, "g_kv_indptr");
+        MLA_CHECK_ARG(a.causal != 0, where << "round-robin context parallel (cp_world_size " << W
+                                           << ") is causal only: causal must be 1");
+        MLA_CHECK_ARG(pp.is_cp_round_robin != 0,
+                      where << "cp_world_size " << W << " but the plan was made with "
+                            << "is_cp_round_robin = 0 (plan each rank's shard with "
+                               "is_cp_round_robin = 1: the causal trim drops keys a row sees)");
+    } else {
+        MLA_CHECK_ARG(pp.is_cp_round_robin == 0,
+                      where << "the plan was made with is_cp_round_robin = 1 but cp_world_size is "
+                            << W << " (set cp_world_size, cp_rank and g_kv_indptr for a "
+                               "round-robin shard, or plan with is_cp_round_robin = 0)");
+    }
 
     mla_metadata_sizes sz;
     std::memset(&sz, 0, sizeof sz);
@@ -216,7 +242,8 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     // The row is memoised per context under a packing of exactly the key's varying columns.
     const uint64_t row_id = (uint64_t(a.q_dtype) & 0xff) | (uint64_t(a.kv_dtype) & 0xff) << 8 |
                             uint64_t(m & 0xffff) << 16 | uint64_t(causal_key) << 32 |
-                            uint64_t(lse_key) << 33 | uint64_t(1) << 40;  // 1: mla_decode
+                            uint64_t(lse_key) << 33 | uint64_t(cprr) << 34 |
+                            uint64_t(1) << 40;  // 1: mla_decode
     DecodeLaunch d;
     d.decode_row = &context_row_cached(ctx, row_id, "mla_decode", [&] {
         return std::map<std::string, std::string>{
@@ -228,16 +255,23 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
             {"prefill", "0"},
             {"causal", causal_key ? "1" : "0"},
             {"lse", lse_key ? "1" : "0"},
-            {"cprr", "0"},
+            {"cprr", cprr ? "1" : "0"},
         };
     });
     d.threads = unsigned(d.decode_row->get_int("launch_threads"));
     d.smem = unsigned(d.decode_row->get_int("launch_smem"));
-    // Two kernel families share the params struct: mla_decode_wg_* (wgmma) and mla_decode_*
-    // (mma.sync, the fallback); the row's knl_name says which launch values it must carry.
-    const bool wg_family = d.decode_row->knl_name.rfind("mla_decode_wg_", 0) == 0;
-    const int want_threads = wg_family ? mla_decode_wg_threads() : mla_decode_warps(m) * 32;
-    const int want_smem = wg_family ? mla_decode_wg_smem_bytes(m, kv8) : mla_decode_smem_bytes(m, kv8);
+    // Three kernel families share the params struct: mla_decode_qm_* (wgmma, query rows on the
+    // MMA's M side), mla_decode_wg_* (wgmma, transposed) and mla_decode_* (mma.sync, the
+    // fallback); the row's knl_name says which launch values it must carry.
+    const std::string& kn = d.decode_row->knl_name;
+    const bool qm_family = kn.rfind("mla_decode_qm_", 0) == 0;
+    const bool wg_family = kn.rfind("mla_decode_wg_", 0) == 0;
+    const int want_threads = qm_family   ? mla_decode_qm_threads()
+                             : wg_family ? mla_decode_wg_threads()
+                                         : mla_decode_warps(m) * 32;
+    const int want_smem = qm_family   ? mla_decode_qm_smem_bytes(kv8)
+                          : wg_family ? mla_decode_wg_smem_bytes(m, kv8)
+                                      : mla_decode_smem_bytes(m, kv8);
     if (int(d.threads) != want_threads || int(d.smem) != want_smem)
         MLA_FAIL(MLA_ERROR_TABLE, d.decode_row->file << ":" << d.decode_row->line << ": "
                                   << d.decode_row->knl_name << " launch_threads " << d.threads
@@ -299,6 +333,9 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     p.num_pages = a.num_pages;
     p.block_table_stride = block_form ? a.block_table_stride : 0;
     p.causal = a.causal ? 1 : 0;
+    p.cp_world_size = cprr ? W : 1;
+    p.cp_rank = cprr ? a.cp_rank : 0;
+    p.g_kv_indptr = cprr ? a.g_kv_indptr : nullptr;  // W = 1: not read, not passed
 
     mla_reduce_params& rp = d.reduce;
     rp.partial_out = pout;

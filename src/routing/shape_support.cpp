@@ -106,6 +106,14 @@ void shape_support(const mla_decode_shape& in, mla_decode_support& out, const st
             reasons.add("sm90 kernels and reducer need v_head_dim 512, not %d", s.v_head_dim);
             rejected = true;
         }
+        // Round-robin context parallel masks on global positions, causal only (the planner
+        // refuses is_cp_round_robin without causal, mla_decode_fwd cp_world_size > 1 too), even
+        // at qlen 1 where the table key reads causal anyway.
+        if ((s.cp_round_robin || s.cp_world_size > 1) && !s.causal) {
+            reasons.add("sm90 round-robin context parallel (cp_world_size=%d) is causal only, "
+                        "causal=False", s.cp_world_size);
+            rejected = true;
+        }
     } else if (ps) {  // a non-persistent launch never plans nor reduces (PR #6107 A4)
         if (!p.planner_accepts) {
             reasons.add("planner %s rejects %d heads on %s (max_seqlen_qo=%d, %s/%s)",
@@ -142,7 +150,11 @@ void shape_support(const mla_decode_shape& in, mla_decode_support& out, const st
     if (table_route) {
         // Persistent asm and sm90 kernels see the folded heads; PS1 and non-persistent the caller's.
         const int heads = (b == MLA_BACKEND_SM90 || (b == MLA_BACKEND_ASM && ps)) ? p.kernel_num_heads : h;
-        const bool cprr = b == MLA_BACKEND_PS1_FP8_ASM ? s.cp_world_size > 1 : s.cp_round_robin != 0;
+        // cprr key: PS1 keys on the world size (§5.5); sm90's mla_decode_fwd runs round robin
+        // whenever cp_world_size > 1; aiter's asm on g_kv_indptr being given (cp_round_robin).
+        const bool cprr = b == MLA_BACKEND_PS1_FP8_ASM ? s.cp_world_size > 1
+                          : b == MLA_BACKEND_SM90      ? (s.cp_round_robin != 0 || s.cp_world_size > 1)
+                                                       : s.cp_round_robin != 0;
         try {
             TableVerdict v;
             if (b == MLA_BACKEND_PS1_FP8_ASM) {

@@ -4,9 +4,11 @@
 // fields match the call (decode_params.h); the reducer follows when the plan can split.
 #include <catch2/catch.hpp>
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -25,6 +27,37 @@ std::string tables_src() {
     return s ? s : "codeobjects/sm_90a";
 }
 
+// The project's mla_decode.csv rows (13 fields each, header dropped).
+const std::vector<std::vector<std::string>>& decode_rows() {
+    static std::vector<std::vector<std::string>> rows;
+    if (!rows.empty()) return rows;
+    std::ifstream in(tables_src() + "/decode/mla_decode.csv");
+    REQUIRE(in.good());
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        std::vector<std::string> f;
+        std::stringstream ss(line);
+        std::string x;
+        while (std::getline(ss, x, ',')) f.push_back(x);
+        rows.push_back(f);
+    }
+    return rows;
+}
+
+// The table's kernel (and its launch_smem) for dtypes and row tile M: one symbol per (dtypes, M),
+// whatever causal, lse or cprr (the table test checks that).
+const std::vector<std::string>& table_row(mla_dtype q, mla_dtype kv, int m) {
+    for (const auto& f : decode_rows())
+        if (f[0] == mla_dtype_string(q) && f[1] == mla_dtype_string(kv) && f[2] == std::to_string(m))
+            return f;
+    FAIL("no mla_decode.csv row for " << mla_dtype_string(q) << "/" << mla_dtype_string(kv) << " M " << m);
+    return decode_rows().front();
+}
+std::string table_symbol(mla_dtype q, mla_dtype kv, int m) { return table_row(q, kv, m)[11]; }
+unsigned table_smem(mla_dtype q, mla_dtype kv, int m) { return unsigned(std::stoi(table_row(q, kv, m)[10])); }
+
 // A code-object root holding the project's real sm_90a decode/reduce tables and fake images.
 std::string fixture_root() {
     static std::string root;
@@ -39,6 +72,8 @@ std::string fixture_root() {
     for (const char* co : {"mla_decode_bf16_bf16", "mla_decode_bf16_fp8", "mla_decode_fp8_fp8",
                            "mla_decode_wg_bf16_bf16", "mla_decode_wg_bf16_fp8", "mla_decode_wg_fp8_fp8"})
         fake_test::write_fake_image(arch + "/decode/" + co + ".cubin", co);
+    for (const auto& f : decode_rows())  // and every code object the table names
+        fake_test::write_fake_image(arch + "/decode/" + f[12], f[12].substr(0, f[12].rfind('.')));
     fake_test::write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
     return root;
 }
@@ -46,10 +81,12 @@ std::string fixture_root() {
 mla_context* make_ctx() { return fake_test::fake_context(fixture_root()); }
 
 // A whole valid call: host memory stands in for device memory (the fake never dereferences).
+// cp_world > 1: rank cp_rank's round-robin shard (plan is_cp_round_robin = 1, g_kv_indptr holding
+// global lengths whose shard on this rank has exactly the call's local lengths).
 struct Call {
     int B, H, L, ps;
     mla_dtype qd, kvd;
-    std::vector<int32_t> qo, kvi, pages, last;
+    std::vector<int32_t> qo, kvi, pages, last, g;
     mla_metadata_params mp = MLA_METADATA_PARAMS_INIT;
     mla_metadata_sizes sz{};
     std::unique_ptr<HostPlan> host;  // plan memory sized by mla_metadata_info
@@ -63,15 +100,19 @@ struct Call {
 
     // strict: planning must succeed (REQUIRE); else a refusal sets ok = false and why.
     Call(int B_, int H_, int L_, int ps_, int kv_len, mla_dtype qd_ = MLA_DTYPE_BF16,
-         mla_dtype kvd_ = MLA_DTYPE_BF16, int causal = 1, bool strict = true)
+         mla_dtype kvd_ = MLA_DTYPE_BF16, int causal = 1, bool strict = true, int cp_world = 1,
+         int cp_rank = 0)
         : B(B_), H(H_), L(L_), ps(ps_), qd(qd_), kvd(kvd_) {
         qo.assign(B + 1, 0);
         kvi.assign(B + 1, 0);
+        g.assign(B + 1, 0);
         for (int b = 0; b < B; ++b) {
             const int n = kv_len + 37 * b, np = (n + ps - 1) / ps;
             qo[b + 1] = qo[b] + L;
             kvi[b + 1] = kvi[b] + np;
             last.push_back(n - (np - 1) * ps);
+            // the largest global length whose shard on cp_rank holds n tokens
+            g[b + 1] = g[b] + (cp_world > 1 ? n * cp_world + cp_rank : n);
         }
         for (int i = 0; i < kvi[B]; ++i) pages.push_back(i);
         mp.arch = "sm_90a";
@@ -82,6 +123,7 @@ struct Call {
         mp.kv_dtype = kvd;
         mp.page_size = ps;
         mp.causal = causal;
+        mp.is_cp_round_robin = cp_world > 1 ? 1 : 0;
         sz.struct_size = sizeof sz;
         mla_status st = mla_metadata_info(&mp, &sz);
         if (st == MLA_SUCCESS) {
@@ -129,6 +171,11 @@ struct Call {
         a.workspace = align16(work.data());
         a.workspace_bytes = size_t(sz.workspace_bytes);
         a.error_flag = &flag;
+        if (cp_world > 1) {
+            a.g_kv_indptr = g.data();
+            a.cp_world_size = cp_world;
+            a.cp_rank = cp_rank;
+        }
     }
     static void* align16(void* p) {
         return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(p) + 15) & ~uintptr_t(15));
@@ -160,15 +207,15 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
     REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
     REQUIRE(fake_rt_launch_count() >= 1);
     const fake_rt_launch_record* r = fake_rt_launch(0);
-    CHECK(std::string(r->symbol) == "mla_decode_wg_bf16_bf16_m16");
+    const std::string sym = table_symbol(MLA_DTYPE_BF16, MLA_DTYPE_BF16, 16);
+    CHECK(std::string(r->symbol) == sym);
     CHECK(r->grid[0] == unsigned(c.sz.num_clusters));
     CHECK(r->grid[0] == 132);
     CHECK(r->grid[1] == 1);
     CHECK(r->block[0] == 256);
-    CHECK(r->shared == unsigned(mla_decode_wg_smem_bytes(16, false)));
-    CHECK(r->shared == 168704);
+    CHECK(r->shared == table_smem(MLA_DTYPE_BF16, MLA_DTYPE_BF16, 16));
     CHECK(r->packed == 1);
-    CHECK(fake_rt_max_dynamic_shared("mla_decode_wg_bf16_bf16_m16") == 168704);
+    CHECK(fake_rt_max_dynamic_shared(sym.c_str()) == int(table_smem(MLA_DTYPE_BF16, MLA_DTYPE_BF16, 16)));
     const mla_decode_params p = params_of(r);
     CHECK(p.q == c.a.q);
     CHECK(p.kv == c.a.kv_cache);
@@ -193,6 +240,10 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
     CHECK(p.num_pages == c.kvi[4]);
     CHECK(p.block_table_stride == 0);
     CHECK(p.causal == 1);
+    CHECK(p.cp_world_size == 1);  // no context parallel: W = 1, no global lengths
+    CHECK(p.cp_rank == 0);
+    CHECK(p.g_kv_indptr == nullptr);
+    CHECK(p.pad == 0);
     if (c.sz.partial_rows > 0) {
         REQUIRE(fake_rt_launch_count() == 2);
         const fake_rt_launch_record* rr = fake_rt_launch(1);
@@ -219,23 +270,26 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
 }
 
 TEST_CASE("decode launch: row tile, fold and dtype pick the kernel", "[decode]") {
+    // M: the row tile (table Gqa); the kernel and its launch values come from the table row of
+    // (dtypes, M), whose values the table test checks against the kernel build
     struct K {
         int H, L;
         mla_dtype q, kv;
-        const char* sym;
-        int hk, r;
-        unsigned threads, smem;
+        int m, hk, r;
     };
     const K ks[] = {
-        {8, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_wg_bf16_bf16_m16", 8, 1, 256, 168704},
-        {32, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_wg_bf16_bf16_m32", 32, 1, 256, 189440},
-        {16, 2, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_bf16_fp8_m32", 16, 1, 256, 226560},
-        {128, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_wg_bf16_bf16_m64", 64, 2, 256, 230912},
-        {96, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_fp8_fp8_m64", 48, 2, 256, 230912},
-        {16, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_fp8_fp8_m16", 16, 1, 256, 171264},
+        {8, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 16, 8, 1},
+        {32, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 32, 32, 1},
+        {16, 2, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 32, 16, 1},
+        {128, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 64, 64, 2},
+        {96, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 64, 48, 2},
+        {16, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 16, 16, 1},
     };
     for (const K& k : ks) {
-        INFO(k.sym);
+        const std::string sym = table_symbol(k.q, k.kv, k.m);
+        INFO(sym);
+        CHECK(sym.size() > 4);
+        CHECK(sym.substr(sym.size() - 4) == "_m" + std::to_string(k.m));
         mla_context* ctx = make_ctx();  // fake_rt_reset forgets modules: one context per case
         Call c(3, k.H, k.L, 16, 300, k.q, k.kv);
         const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
@@ -243,9 +297,9 @@ TEST_CASE("decode launch: row tile, fold and dtype pick the kernel", "[decode]")
         REQUIRE(st == MLA_SUCCESS);
         const fake_rt_launch_record* r = fake_rt_launch(0);
         REQUIRE(r != nullptr);
-        CHECK(std::string(r->symbol) == k.sym);
-        CHECK(r->block[0] == k.threads);
-        CHECK(r->shared == k.smem);
+        CHECK(std::string(r->symbol) == sym);
+        CHECK(r->block[0] == 256u);
+        CHECK(r->shared == table_smem(k.q, k.kv, k.m));
         CHECK(r->grid[0] == unsigned(c.sz.num_clusters));
         const mla_decode_params p = params_of(r);
         CHECK(p.kernel_heads == k.hk);
@@ -392,6 +446,183 @@ TEST_CASE("decode launch: bad input launches nothing", "[decode]") {
     mla_context_destroy(ctx);
 }
 
+TEST_CASE("decode launch: round-robin context parallel launches the cprr row with W, rank and "
+          "g_kv_indptr", "[decode][cp]") {
+    struct K {
+        int H, L;
+        mla_dtype q, kv;
+        int W, rank, m;
+    };
+    const K ks[] = {
+        {16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 2, 1, 16},
+        {16, 4, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 2, 0, 64},
+        {128, 2, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 4, 3, 64},
+        {32, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 3, 2, 32},
+    };
+    for (const K& k : ks) {
+        INFO("heads " << k.H << " qlen " << k.L << " W " << k.W << " rank " << k.rank);
+        mla_context* ctx = make_ctx();
+        // kv_len 2000 over 132 clusters: the plan splits, so the reducer runs after the decode
+        Call plain(3, k.H, k.L, 16, 2000, k.q, k.kv);
+        Call c(3, k.H, k.L, 16, 2000, k.q, k.kv, 1, true, k.W, k.rank);
+        REQUIRE(c.mp.is_cp_round_robin == 1);
+        REQUIRE(mla_decode_fwd(ctx, &plain.a, nullptr) == MLA_SUCCESS);
+        const int n_plain = fake_rt_launch_count();
+        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        INFO(mla_last_error());
+        REQUIRE(st == MLA_SUCCESS);
+        REQUIRE(fake_rt_launch_count() > n_plain);
+        const fake_rt_launch_record* r0 = fake_rt_launch(0);
+        const fake_rt_launch_record* r = fake_rt_launch(n_plain);
+        // the same kernel and launch values as without context parallel
+        CHECK(std::string(r->symbol) == table_symbol(k.q, k.kv, k.m));
+        CHECK(std::string(r0->symbol) == table_symbol(k.q, k.kv, k.m));
+        CHECK(r->grid[0] == unsigned(c.sz.num_clusters));
+        CHECK(r->block[0] == r0->block[0]);
+        CHECK(r->shared == r0->shared);
+        const mla_decode_params p = params_of(r);
+        CHECK(p.cp_world_size == k.W);
+        CHECK(p.cp_rank == k.rank);
+        CHECK(p.g_kv_indptr == c.g.data());
+        CHECK(p.causal == 1);
+        CHECK(p.pad == 0);
+        CHECK(p.q == c.a.q);
+        CHECK(p.kv_indptr == c.kvi.data());
+        CHECK(p.page_table == c.pages.data());
+        CHECK(p.work_info_set == c.plan.work_info_set);
+        CHECK(p.batch_size == 3);
+        CHECK(p.num_heads == k.H);
+        // the params bytes: W, rank and the pointer at their offsets in the packed block
+        int32_t w_bytes = 0, rank_bytes = 0;
+        const int32_t* g_bytes = nullptr;
+        std::memcpy(&w_bytes, r->args + offsetof(mla_decode_params, cp_world_size), 4);
+        std::memcpy(&rank_bytes, r->args + offsetof(mla_decode_params, cp_rank), 4);
+        std::memcpy(&g_bytes, r->args + offsetof(mla_decode_params, g_kv_indptr),
+                    sizeof g_bytes);
+        CHECK(w_bytes == k.W);
+        CHECK(rank_bytes == k.rank);
+        CHECK(g_bytes == c.g.data());
+        // the reducer is the same as without context parallel (it merges splits of this rank)
+        CHECK(fake_rt_launch_count() - n_plain == n_plain);
+        if (c.sz.partial_rows > 0) {
+            REQUIRE(fake_rt_launch_count() == n_plain + 2);
+            CHECK(std::string(fake_rt_launch(n_plain + 1)->symbol) == "mla_reduce_bf16");
+        }
+        mla_context_destroy(ctx);
+    }
+}
+
+TEST_CASE("decode launch: the row cache keeps cprr and plain rows apart", "[decode][cp]") {
+    mla_context* ctx = make_ctx();
+    Call plain(2, 16, 2, 64, 500);
+    Call cp(2, 16, 2, 64, 500, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1, true, 2, 1);
+    for (int round = 0; round < 2; ++round) {
+        const mla::launch::DecodeLaunch a = mla::launch::check_decode(ctx, plain.a);
+        const mla::launch::DecodeLaunch b = mla::launch::check_decode(ctx, cp.a);
+        CHECK(a.decode_row->get_int("cprr") == 0);
+        CHECK(b.decode_row->get_int("cprr") == 1);
+        CHECK(b.decode_row->get_int("causal") == 1);
+        CHECK(a.decode_row->knl_name == b.decode_row->knl_name);
+        CHECK(a.decode.cp_world_size == 1);
+        CHECK(b.decode.cp_world_size == 2);
+        CHECK(b.decode.cp_rank == 1);
+    }
+    CHECK(fake_rt_launch_count() == 0);
+    mla_context_destroy(ctx);
+}
+
+TEST_CASE("decode launch: context-parallel bad input launches nothing", "[decode][cp]") {
+    mla_context* ctx = make_ctx();
+    Call c(3, 16, 2, 16, 300, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1, true, 2, 1);
+    Call plain(3, 16, 2, 16, 300);
+    const mla_decode_args good = c.a;
+    REQUIRE(mla_decode_fwd(ctx, &good, nullptr) == MLA_SUCCESS);  // the baseline runs
+    mla_decode_args a;
+
+    a = good;
+    a.cp_world_size = 0;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "cp_world_size 0 < 1");
+    a = good;
+    a.cp_world_size = -3;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "cp_world_size -3 < 1");
+    a = good;
+    a.cp_rank = 2;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "cp_rank 2 is outside [0, cp_world_size = 2)");
+    a = good;
+    a.cp_rank = -1;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "cp_rank -1 is outside");
+    a = good;
+    a.g_kv_indptr = nullptr;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "needs g_kv_indptr");
+    a = good;
+    a.g_kv_indptr = reinterpret_cast<const int32_t*>(reinterpret_cast<const char*>(c.g.data()) + 2);
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "g_kv_indptr");
+    {
+        // causal = 0 with W > 1 (plan_params say causal 0 too, so the plan check cannot be first)
+        mla_metadata_params nc = c.mp;
+        nc.causal = 0;
+        a = good;
+        a.causal = 0;
+        a.plan_params = &nc;
+        expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "causal only: causal must be 1");
+    }
+    // W > 1 with a plan made without is_cp_round_robin (its causal trim drops visible keys)
+    a = good;
+    a.plan = &plain.plan;
+    a.plan_params = &plain.mp;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "is_cp_round_robin = 0");
+    // a cprr plan with W = 1: a forgotten cp_world_size
+    a = good;
+    a.cp_world_size = 1;
+    a.cp_rank = 0;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "is_cp_round_robin = 1 but cp_world_size is 1");
+    a = good;
+    a.cp_world_size = 1;
+    a.cp_rank = 1;  // rank checked against W = 1 first
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "cp_rank 1 is outside [0, cp_world_size = 1)");
+    // W = 1 ignores g_kv_indptr: a plain call with one given still runs, and passes NULL
+    a = plain.a;
+    a.g_kv_indptr = c.g.data();
+    const int before = fake_rt_launch_count();
+    REQUIRE(mla_decode_fwd(ctx, &a, nullptr) == MLA_SUCCESS);
+    REQUIRE(fake_rt_launch_count() > before);
+    const mla_decode_params p = params_of(fake_rt_launch(before));
+    CHECK(p.cp_world_size == 1);
+    CHECK(p.g_kv_indptr == nullptr);
+    mla_context_destroy(ctx);
+}
+
+TEST_CASE("decode launch: a caller built before the cprr fields gets W = 1", "[decode][cp]") {
+    // struct_size ends before g_kv_indptr: whatever lies beyond is not read (W = 1, rank 0).
+    mla_context* ctx = make_ctx();
+    Call c(2, 16, 1, 64, 300);
+    mla_decode_args a = c.a;
+    a.struct_size = offsetof(mla_decode_args, g_kv_indptr);
+    a.g_kv_indptr = reinterpret_cast<const int32_t*>(uintptr_t(0x3));  // garbage, never read
+    a.cp_world_size = -7;
+    a.cp_rank = 99;
+    const mla_status st = mla_decode_fwd(ctx, &a, nullptr);
+    INFO(mla_last_error());
+    REQUIRE(st == MLA_SUCCESS);
+    const mla_decode_params p = params_of(fake_rt_launch(0));
+    CHECK(p.cp_world_size == 1);
+    CHECK(p.cp_rank == 0);
+    CHECK(p.g_kv_indptr == nullptr);
+    // ... and a cprr plan from such a caller is refused (it cannot have set W)
+    Call cp(2, 16, 1, 64, 300, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1, true, 2, 0);
+    a = cp.a;
+    a.struct_size = offsetof(mla_decode_args, g_kv_indptr);
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "is_cp_round_robin = 1");
+    // the INIT macro's defaults
+    const mla_decode_args init = MLA_DECODE_ARGS_INIT;
+    CHECK(init.struct_size == sizeof(mla_decode_args));
+    CHECK(init.g_kv_indptr == nullptr);
+    CHECK(init.cp_world_size == 1);
+    CHECK(init.cp_rank == 0);
+    CHECK(init.error_flag == nullptr);
+    mla_context_destroy(ctx);
+}
+
 TEST_CASE("decode launch: fp8 needs its scales", "[decode]") {
     mla_context* ctx = make_ctx();
     Call c(2, 16, 1, 64, 200, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN);
@@ -406,7 +637,7 @@ TEST_CASE("decode launch: fp8 needs its scales", "[decode]") {
     expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "multiples of 16 bytes");
     CHECK(fake_rt_launch_count() == 0);
     REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
-    CHECK(std::string(fake_rt_launch(0)->symbol) == "mla_decode_wg_fp8_fp8_m16");
+    CHECK(std::string(fake_rt_launch(0)->symbol) == table_symbol(MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 16));
     mla_context_destroy(ctx);
 }
 
@@ -427,6 +658,7 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
     std::getline(in, line);
     CHECK(line == "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name");
     int rows = 0;
+    std::map<std::string, std::string> plain, cprr;  // key without cprr -> launch columns
     while (std::getline(in, line)) {
         if (line.empty()) continue;
         std::vector<std::string> f;
@@ -437,16 +669,38 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         const int m = std::stoi(f[2]);
         const bool kv8 = f[1] == "fp8";
         INFO(line);
-        // every row names a wgmma kernel (decode_wgmma.cuh); the mma.sync family stays built as
-        // the fallback and is checked by the launch code if a row names it
-        CHECK(std::stoi(f[9]) == mla_decode_wg_threads());
-        CHECK(std::stoi(f[10]) == mla_decode_wg_smem_bytes(m, kv8));
+        // every row names a wgmma kernel: mla_decode_qm_* (decode_qm.cuh) or mla_decode_wg_*
+        // (decode_wgmma.cuh), with that family's launch values; the mma.sync family stays built
+        // as the fallback and is checked by the launch code if a row names it
+        const bool qm = f[11].rfind("mla_decode_qm_", 0) == 0;
+        const std::string fam = qm ? "mla_decode_qm_" : "mla_decode_wg_";
+        CHECK(std::stoi(f[9]) == (qm ? mla_decode_qm_threads() : mla_decode_wg_threads()));
+        CHECK(std::stoi(f[10]) == (qm ? mla_decode_qm_smem_bytes(kv8) : mla_decode_wg_smem_bytes(m, kv8)));
         CHECK(std::stoi(f[10]) <= 227 * 1024);
-        CHECK(f[11] == "mla_decode_wg_" + f[0] + "_" + f[1] + "_m" + f[2]);
-        CHECK(f[12] == "mla_decode_wg_" + f[0] + "_" + f[1] + ".cubin");
+        CHECK(f[11] == fam + f[0] + "_" + f[1] + "_m" + f[2]);
+        CHECK(f[12] == fam + f[0] + "_" + f[1] + ".cubin");
+        // cprr (round-robin context parallel) rows: causal only, the same kernel and launch
+        // values as the cprr = 0 row of the key (the kernel reads cp_world_size at run time)
+        CHECK((f[8] == "0" || f[8] == "1"));
+        if (f[8] == "1") CHECK(f[6] == "1");
+        std::string key = f[0];
+        for (int i : {1, 2, 3, 4, 5, 6, 7}) key += "," + f[i];
+        std::string rest = f[9];
+        for (int i : {10, 11, 12}) rest += "," + f[i];
+        (f[8] == "1" ? cprr : plain)[key] = rest;
         ++rows;
     }
-    CHECK(rows == 36);
+    // 3 dtype pairs x 3 row tiles x causal x lse, plus cprr for the 18 causal ones
+    CHECK(rows == 54);
+    CHECK(plain.size() == 36);
+    CHECK(cprr.size() == 18);
+    for (const auto& kv : plain) {
+        INFO(kv.first);
+        const bool causal = kv.first.substr(kv.first.size() - 3, 1) == "1";
+        const auto it = cprr.find(kv.first);
+        CHECK((it != cprr.end()) == causal);
+        if (it != cprr.end()) CHECK(it->second == kv.second);
+    }
 }
 
 // A table whose rows name the mma.sync fallback kernels: their launch values are checked against
@@ -489,8 +743,8 @@ namespace {
 // Builds a whole call for the shape and runs mla_decode_fwd on the fake runtime. Returns true
 // when the call is accepted (and launches); false when planning or the launch refuses it.
 bool decode_runs(mla_context* ctx, int H, int L, int ps, mla_dtype qd, mla_dtype kvd, bool lse_on,
-                 bool causal, std::string* why) {
-    Call c(2, H, L, ps, 300, qd, kvd, causal ? 1 : 0, /*strict=*/false);
+                 bool causal, bool cprr, std::string* why) {
+    Call c(2, H, L, ps, 300, qd, kvd, causal ? 1 : 0, /*strict=*/false, cprr ? 2 : 1, cprr ? 1 : 0);
     if (!c.ok) {
         *why = c.why;
         return false;
@@ -518,13 +772,14 @@ TEST_CASE("decode: the shape query says supported for exactly the shapes mla_dec
         {MLA_DTYPE_BF16, MLA_DTYPE_BF16},       {MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN},
         {MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN}, {MLA_DTYPE_FP16, MLA_DTYPE_FP16},
         {MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_BF16}, {MLA_DTYPE_FP8_E4M3FNUZ, MLA_DTYPE_FP8_E4M3FNUZ}};
-    int runs = 0, refused = 0;
+    int runs = 0, refused = 0, cprr_runs = 0;
     for (int H : {1, 8, 12, 16, 24, 32, 48, 64, 96, 100, 128, 160})
         for (int L : {1, 2, 3, 4, 5, 8})
             for (const auto& dt : dtypes)
                 for (int ps : {1, 16, 64})
                     for (int lse_on : {0, 1})
-                        for (int causal : {0, 1}) {
+                        for (int causal : {0, 1})
+                        for (int cprr : {0, 1}) {
                             mla_decode_shape s = MLA_DECODE_SHAPE_INIT;
                             s.arch = "sm_90a";
                             s.num_heads = H;
@@ -534,23 +789,28 @@ TEST_CASE("decode: the shape query says supported for exactly the shapes mla_dec
                             s.page_size = ps;
                             s.return_lse = lse_on;
                             s.causal = causal;
+                            s.cp_round_robin = cprr;
+                            s.cp_world_size = cprr ? 2 : 1;
                             mla_decode_support v = MLA_DECODE_SUPPORT_INIT;
                             REQUIRE(mla_decode_shape_support(&s, &v) == MLA_SUCCESS);
                             std::string why;
                             const bool ran = decode_runs(ctx, H, L, ps, dt.first, dt.second,
-                                                         lse_on != 0, causal != 0, &why);
+                                                         lse_on != 0, causal != 0, cprr != 0, &why);
                             INFO("heads " << H << " qlen " << L << " q " << mla_dtype_string(dt.first)
                                           << " kv " << mla_dtype_string(dt.second) << " page " << ps
                                           << " lse " << lse_on << " causal " << causal
+                                          << " cprr " << cprr
                                           << " | shape query: supported " << v.supported
                                           << ", reasons: " << v.reasons << " | launch: " << why);
                             REQUIRE(v.supported != -1);  // sm_90a always answers yes or no
                             CHECK((v.supported == 1) == ran);
                             (ran ? runs : refused) += 1;
+                            if (ran && cprr) ++cprr_runs;
                         }
     // Both answers occur: the grid is not trivially all-yes or all-no.
-    CHECK(runs > 1000);
-    CHECK(refused > 1000);
+    CHECK(runs > 2000);
+    CHECK(refused > 2000);
+    CHECK(cprr_runs > 500);
     REQUIRE(mla_set_codeobject_root(nullptr) == MLA_SUCCESS);
     mla_context_destroy(ctx);
 }
@@ -562,15 +822,15 @@ TEST_CASE("decode launch: the per-context row and kernel caches keep shapes apar
     struct Case {
         int H, L;
         mla_dtype q, kv;
-        const char* symbol;
+        int m;  // row tile: the kernel is the table's for (dtypes, M)
     };
     const Case cases[] = {
-        {16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_wg_bf16_bf16_m16"},
-        {64, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_fp8_fp8_m64"},
-        {16, 2, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_bf16_fp8_m32"},
-        {16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_wg_bf16_bf16_m16"},
-        {128, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, "mla_decode_wg_bf16_bf16_m64"},
-        {64, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, "mla_decode_wg_fp8_fp8_m64"},
+        {16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 16},
+        {64, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 64},
+        {16, 2, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 32},
+        {16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 16},
+        {128, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 64},
+        {64, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 64},
     };
     for (int round = 0; round < 2; ++round)
         for (const Case& k : cases) {
@@ -583,7 +843,7 @@ TEST_CASE("decode launch: the per-context row and kernel caches keep shapes apar
                 REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
                 REQUIRE(fake_rt_launch_count() > before);
                 const fake_rt_launch_record* r = fake_rt_launch(before);
-                CHECK(std::string(r->symbol) == k.symbol);
+                CHECK(std::string(r->symbol) == table_symbol(k.q, k.kv, k.m));
                 CHECK(params_of(r).lse == c.a.lse);
             }
         }

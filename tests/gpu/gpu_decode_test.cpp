@@ -3,8 +3,9 @@
 // mla_decode_fwd, copy back. Exits 77 (skip) without a CUDA runtime or device, or on a non-sm_90a
 // device.
 //
-// Every row of codeobjects/sm_90a/decode/mla_decode.csv (dtypes x row tile M x causal x lse) is
-// hit by at least one case (checked at the end). Cases mix heads 8..128 (folded above 64), qlen
+// Every row of codeobjects/sm_90a/decode/mla_decode.csv (dtypes x row tile M x causal x lse, and
+// the causal cprr rows: round-robin context-parallel shards, cp_shard) is hit by at least one
+// case (checked at the end). Cases mix heads 8..128 (folded above 64), qlen
 // 1..4, page sizes 1/16/64, ragged qo lengths (some 0), zero-length KV, permuted pages, NaN in
 // every KV slot no request owns, both page-table forms, long contexts that split (reducer).
 // Tolerances (docs/kernels.md): FlashMLA's for every dtype pair (out abs 8e-4 or rel 1.6%, LSE
@@ -44,9 +45,11 @@ std::string describe(const Spec& s) {
 }
 
 // Runs one problem; `bad_page` >= 0 corrupts that page index (expects error flag bit 1).
-CaseResult run_case(mla_context* ctx, const Spec& s, int bad_page = -1) {
+// A round-robin shard (cp_shard) is compared with the CPU reference of the shard (the
+// reference masks on global positions when cp_world > 1).
+CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1) {
     CaseResult cr;
-    Problem p = make_problem(s);
+    const Spec& s = p.spec;
     std::set<int> poisoned_reqs;
     if (bad_page >= 0 && !p.kv_page_indices.empty()) {
         const int i = bad_page % int(p.kv_page_indices.size());
@@ -100,6 +103,10 @@ CaseResult run_case(mla_context* ctx, const Spec& s, int bad_page = -1) {
                   r.first_bad.c_str());
     cr.msg = buf;
     return cr;
+}
+
+CaseResult run_case(mla_context* ctx, const Spec& s, int bad_page = -1) {
+    return run_problem(ctx, make_problem(s), bad_page);
 }
 
 int row_tile(const Spec& s) {
@@ -207,6 +214,45 @@ int main(int argc, char** argv) {
                     report(s, r, "split ");
                     if (r.ok) covered.insert({d, mm, causal, lse});
                 }
+    // Round-robin context parallel (cprr rows, causal only): rank r of W's shard of a whole
+    // problem, against the CPU reference of the shard. Every (dtype pair, M, lse) cprr row, with
+    // MTP where the tile allows it, global lengths below W (ranks with no key) and splits.
+    std::set<std::tuple<int, int, int>> covered_cp;  // (dtype pair, M, lse)
+    {
+        // (heads, qlen): M = 16: (8, 2); M = 32: (8, 4), (16, 2); M = 64: (64, 3), (128, 2), (16, 4)
+        const int cp_shapes[][2] = {{8, 2}, {8, 4}, {64, 3}, {16, 2}, {128, 2}, {16, 4}};
+        const int cp_lens[4] = {3, 140, 2100, 4000};
+        int ci = 0;
+        for (int d = 0; d < 3; ++d)
+            for (int si = 0; si < 6; ++si)
+                for (int lse = 0; lse < 2; ++lse) {
+                    const int* sh = cp_shapes[si];
+                    ++ci;
+                    if (quick && si >= 3) continue;  // one shape per M
+                    Spec s;
+                    s.q_dtype = dts[d][0];
+                    s.kv_dtype = dts[d][1];
+                    s.heads = sh[0];
+                    s.qlen = sh[1];
+                    s.causal = true;
+                    s.lse = lse;
+                    s.batch = 1 + int(rng() % 5);
+                    s.kv_len = cp_lens[ci % 4];
+                    s.varlen = rng() % 2;
+                    s.page_size = page_sizes[rng() % 3];
+                    s.ragged_q = s.qlen > 1 && rng() % 2;
+                    s.zero_kv_frac = rng() % 3 == 0 ? 0.25 : 0;
+                    s.block_table = rng() % 4 == 0;
+                    s.seed = 5000 + ci;
+                    const int W = 2 + ci % 3, r = int(rng() % uint64_t(W));
+                    const Problem shard = cp_shard(make_problem(s), W, r);
+                    const CaseResult res = run_problem(ctx, shard);
+                    char tag[48];
+                    std::snprintf(tag, sizeof tag, "cprr W=%d rank=%d ", W, r);
+                    report(s, res, tag);
+                    if (res.ok) covered_cp.insert({d, row_tile(s), lse});
+                }
+    }
     {  // a page id outside the cache: never read, flagged
         Spec s;
         s.batch = 3;
@@ -225,7 +271,15 @@ int main(int argc, char** argv) {
                         std::printf("NOT COVERED (or failed): %s/%s M=%d causal=%d lse=%d\n",
                                     mla_dtype_string(dts[d][0]), mla_dtype_string(dts[d][1]), m, c, l);
                     }
-    std::printf("%d cases, %d failed, %d of 36 table rows not covered\n", n, failed, missing);
+    for (int d = 0; d < 3; ++d)
+        for (int m : {16, 32, 64})
+            for (int l = 0; l < 2; ++l)
+                if (!covered_cp.count({d, m, l})) {
+                    ++missing;
+                    std::printf("NOT COVERED (or failed): %s/%s M=%d causal=1 lse=%d cprr=1\n",
+                                mla_dtype_string(dts[d][0]), mla_dtype_string(dts[d][1]), m, l);
+                }
+    std::printf("%d cases, %d failed, %d of 54 table rows not covered\n", n, failed, missing);
     mla_context_destroy(ctx);
     return failed || missing ? 1 : 0;
 }

@@ -109,3 +109,35 @@ def test_cprr_reference_checks_its_arguments():
     with pytest.raises(libmla.MlaInvalidArgument):
         libmla.decode_reference(q, kv, qo, kvi, pages, last, 1, g_kv_indptr=g, cp_world_size=3,
                                 cp_rank=0)
+
+
+@pytest.mark.parametrize("W,qlen,heads,ps", [(2, 4, 16, 1), (3, 2, 128, 16), (4, 1, 16, 64)])
+def test_cprr_plans_executed_per_rank_equal_the_rank_reference(W, qlen, heads, ps):
+    """Each rank's plan (is_cp_round_robin=True; 8 clusters so long requests split) run by
+    execute_plan_reference equals the rank's direct reference, and the merge equals the whole."""
+    rng = np.random.default_rng(W * 7 + qlen)
+    kv_lens = [0, 1, W, 2 * W + 1, 300]
+    q, kv, qo, kvi, pages, last = make_batch(rng, kv_lens, [qlen] * len(kv_lens), heads, ps)
+    want_out, want_lse = libmla.decode_reference(q, kv, qo, kvi, pages, last, qlen, page_size=ps)
+    parts_o, parts_l = [], []
+    for r in range(W):
+        lkv, lkvi, lpages, llast, g = _shard(q, kv, qo, kvi, pages, last, ps, W, r)
+        libmla.check_cp_shard(g, lkvi, llast, 1, W, r)
+        plan = libmla.plan_metadata(qo, lkvi, llast, heads, arch="sm_90a", num_clusters=8,
+                                    max_seqlen_qo=qlen, is_cp_round_robin=True)
+        o, l = libmla.execute_plan_reference(q, lkv, qo, lkvi, lpages, llast, qlen, plan,
+                                             g_kv_indptr=g, cp_world_size=W, cp_rank=r)
+        ro, rl = libmla.decode_reference(q, lkv, qo, lkvi, lpages, llast, qlen, g_kv_indptr=g,
+                                         cp_world_size=W, cp_rank=r)
+        np.testing.assert_array_equal(np.isneginf(l), np.isneginf(rl))
+        np.testing.assert_allclose(o, ro, rtol=1e-5, atol=1e-6)
+        parts_o.append(o)
+        parts_l.append(l)
+        if qlen > 1 and W == 2:  # a plan without is_cp_round_robin is refused for a shard
+            bad = libmla.plan_metadata(qo, lkvi, llast, heads, arch="sm_90a", max_seqlen_qo=qlen)
+            with pytest.raises(libmla.MlaInvalidArgument, match="is_cp_round_robin"):
+                libmla.execute_plan_reference(q, lkv, qo, lkvi, lpages, llast, qlen, bad,
+                                              g_kv_indptr=g, cp_world_size=W, cp_rank=r)
+    out, lse = libmla.merge_attn_states_host(np.stack(parts_o), np.stack(parts_l))
+    np.testing.assert_array_equal(np.isneginf(lse), np.isneginf(want_lse))
+    np.testing.assert_allclose(out, want_out, rtol=1e-5, atol=1e-6)

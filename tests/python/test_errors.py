@@ -166,3 +166,81 @@ def test_cuda_array_interface_shapes_are_checked_before_any_c_call(spy):
             libmla.decode(a["q"], a["kv"], a["qo"], a["kvi"], a["pages"], a["last"], 1, plan,
                           out=a["out"])
     assert spy.calls == []
+
+
+def test_decode_context_parallel_arguments_raise_before_any_c_call(spy):
+    """Round-robin context parallel (issue 9): every bad cp argument of decode() raises
+    TypeError / ValueError before any C function (raw device pointers, nothing dereferenced)."""
+    # Rank 1 of 2 holds 5 of 10 global tokens of request 0 and 2 of 5 of request 1 (page 1).
+    qo, lkvi, llast = [0, 1, 2], [0, 5, 7], [1, 1]
+    g_ok = np.array([0, 10, 15], np.int32)
+    cp_plan = libmla.plan_metadata(qo, lkvi, llast, 16, arch="sm_90a", is_cp_round_robin=True)
+    plain = libmla.plan_metadata(qo, lkvi, llast, 16, arch="sm_90a")
+    libmla.check_cp_shard(g_ok, lkvi, llast, 1, 2, 1)  # the shard itself is right
+    spy.calls.clear()
+    ptrs = (0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 0x6000, 1)
+    kw = dict(out=0x7000, num_pages=8)
+    cases = [
+        (cp_plan, dict(), ValueError, "is_cp_round_robin=True but cp_world_size is 1"),
+        (plain, dict(cp_world_size=2, cp_rank=1, g_kv_indptr=g_ok), ValueError,
+         "is_cp_round_robin=False"),
+        (cp_plan, dict(cp_world_size=2, cp_rank=1), TypeError, "needs g_kv_indptr"),
+        (cp_plan, dict(cp_world_size=0, g_kv_indptr=g_ok), ValueError, "cp_world_size 0 < 1"),
+        (cp_plan, dict(cp_world_size=2, cp_rank=2, g_kv_indptr=g_ok), ValueError,
+         r"cp_rank 2 is outside \[0, cp_world_size = 2\)"),
+        (cp_plan, dict(cp_world_size=2, cp_rank=-1, g_kv_indptr=g_ok), ValueError, "cp_rank -1"),
+        (plain, dict(cp_rank=1), ValueError, r"outside \[0, cp_world_size = 1\)"),
+        (cp_plan, dict(cp_world_size=2.0, g_kv_indptr=g_ok), TypeError, "cp_world_size must be"),
+        (cp_plan, dict(cp_world_size=2, cp_rank=1, g_kv_indptr=g_ok, causal=False), ValueError,
+         "causal only"),
+        # the local page table disagrees with g_kv_indptr and W (checked on the plan's host
+        # copy of the page table when g_kv_indptr is a host array)
+        (cp_plan, dict(cp_world_size=2, cp_rank=0, g_kv_indptr=np.array([0, 10, 16], np.int32)),
+         ValueError, "request 1: the local page table holds 2 tokens, but rank 0 of 2 holds 3 "
+                     "of its 6 global tokens"),
+        (cp_plan, dict(cp_world_size=3, cp_rank=1, g_kv_indptr=[0, 10, 15]), ValueError,
+         "request 0: the local page table holds 5 tokens, but rank 1 of 3 holds 3"),
+        (cp_plan, dict(cp_world_size=2, cp_rank=1, g_kv_indptr=[0, 10]), ValueError,
+         "g_kv_indptr must have 3 entries"),
+        (cp_plan, dict(cp_world_size=2, cp_rank=1, g_kv_indptr=np.array([0, 10, 5], np.int32)),
+         ValueError, "never decrease"),
+        (cp_plan, dict(cp_world_size=2, cp_rank=1, g_kv_indptr=np.array([0., 10., 15.])),
+         TypeError, "integer"),
+        # a device g_kv_indptr: dtype and shape checked (its contents only with validate=True)
+        (cp_plan, dict(cp_world_size=2, cp_rank=1, g_kv_indptr=FakeCAI((3,), "<i8")), TypeError,
+         "g_kv_indptr has dtype int64"),
+        (cp_plan, dict(cp_world_size=2, cp_rank=1, g_kv_indptr=FakeCAI((4,), "<i4")), ValueError,
+         "g_kv_indptr must have shape"),
+        (cp_plan, dict(cp_world_size=2, cp_rank=1, g_kv_indptr=0x8000, validate=True), TypeError,
+         "validate=True needs g_kv_indptr with a shape"),
+        (cp_plan, dict(cp_world_size=2, cp_rank=1, g_kv_indptr=g_ok, validate=2), TypeError,
+         "validate must be a bool"),
+    ]
+    for plan, extra, exc, match in cases:
+        with pytest.raises(exc, match=match):
+            libmla.decode(*ptrs, plan, **kw, **extra)
+    assert spy.calls == []
+
+
+def test_check_cp_shard_on_the_host():
+    # W = 3: global lengths 0, 1, 2, 3, 4, 7 -> rank r holds ceil((G - r) / 3) (0 if G <= r)
+    G = np.array([0, 1, 2, 3, 4, 7])
+    g = np.concatenate([[0], np.cumsum(G)]).astype(np.int32)
+    for r, want in ((0, [0, 1, 1, 1, 2, 3]), (1, [0, 0, 1, 1, 1, 2]), (2, [0, 0, 0, 1, 1, 2])):
+        assert [len(range(r, n, 3)) for n in G] == want
+        for ps in (1, 2, 16):
+            pages = [(n + ps - 1) // ps for n in want]
+            kvi = np.concatenate([[0], np.cumsum(pages)]).astype(np.int32)
+            last = [n - (p - 1) * ps if p else 1 for n, p in zip(want, pages)]
+            libmla.check_cp_shard(g, kvi, last, ps, 3, r)
+            if want[-1] > 1:
+                bad = list(last)
+                bad[-1] -= 1
+                with pytest.raises(ValueError, match="request 5"):
+                    libmla.check_cp_shard(g, kvi, bad, ps, 3, r)
+    with pytest.raises(ValueError, match="cp_rank 3 is outside"):
+        libmla.check_cp_shard(g, [0] * 7, [1] * 6, 1, 3, 3)
+    with pytest.raises(ValueError, match="cp_world_size 0 < 1"):
+        libmla.check_cp_shard(g, [0] * 7, [1] * 6, 1, 0, 0)
+    with pytest.raises(TypeError, match="device tensor"):
+        libmla.check_cp_shard(FakeCAI((7,), "<i4"), [0] * 7, [1] * 6, 1, 3, 0)

@@ -68,10 +68,11 @@ def torch_reference(p, sm_scale, causal, q_scale=1.0, kv_scale=1.0):
             j = torch.arange(N, device="cuda")[None, None, :]
             s = s.masked_fill(j > N - L + t, -math.inf)
         m = s.amax(dim=2, keepdim=True)
-        e = torch.exp(s - m)
-        l_ = e.sum(dim=2, keepdim=True)
+        seen = torch.isfinite(m)  # rows before every key (causal MTP): out 0, lse -inf
+        e = torch.exp(s - torch.where(seen, m, torch.zeros_like(m)))
+        l_ = torch.where(seen, e.sum(dim=2, keepdim=True), torch.ones_like(m))
         out[qo[b]:qo[b + 1]] = torch.einsum("lhn,nd->lhd", e, keys[:, :V]) / l_ * kv_scale
-        lse[qo[b]:qo[b + 1]] = (m + torch.log(l_))[..., 0]
+        lse[qo[b]:qo[b + 1]] = torch.where(seen, m + torch.log(l_), m)[..., 0]
         wabs[qo[b]:qo[b + 1]] = torch.einsum("lhn,nd->lhd", e, keys[:, :V].abs()) / l_ * kv_scale
     return out, lse, wabs
 
@@ -258,3 +259,96 @@ def test_merge_attn_states_input_errors():
         libmla.merge_attn_states(po, pl[:, :2])
     with pytest.raises(TypeError):
         libmla.merge_attn_states(po.cpu(), pl.cpu())
+
+
+def _cp_shard(p, W, r, ps_local, seed):
+    """Rank r's round-robin shard of make_problem's whole KV (global position j of request b on
+    rank j % W, local token j // W) in its own paged cache (pages of ps_local, shuffled, NaN in
+    every unused slot), its page table (torch int32 on the GPU) and g_kv_indptr."""
+    torch = _torch()
+    kv, ps = p["kv"], p["ps"]
+    rows = kv.reshape(-1, QK)
+    qo, kvi, last, pages = p["qo"], p["kvi"], p["last"], p["pages"]
+    B = len(qo) - 1
+    G = [int((kvi[b + 1] - kvi[b] - 1) * ps + last[b]) if kvi[b + 1] > kvi[b] else 0
+         for b in range(B)]
+    n = [len(range(r, G[b], W)) for b in range(B)]
+    npg = [(x + ps_local - 1) // ps_local for x in n]
+    lkvi = np.concatenate([[0], np.cumsum(npg)]).astype(np.int32)
+    llast = np.array([x - (q - 1) * ps_local if q else 1 for x, q in zip(n, npg)], np.int32)
+    num_pages = int(lkvi[-1]) + 3
+    lpages = np.random.default_rng(seed).permutation(num_pages)[:int(lkvi[-1])].astype(np.int32)
+    src, dst = [], []
+    for b in range(B):
+        j = np.arange(r, G[b], W)                          # global positions on this rank
+        src.append(pages[kvi[b] + j // ps].astype(np.int64) * ps + j % ps)
+        loc = np.arange(n[b])
+        dst.append(lpages[lkvi[b] + loc // ps_local].astype(np.int64) * ps_local + loc % ps_local)
+    local = torch.empty((num_pages, ps_local, 1, QK), dtype=kv.dtype, device="cuda")
+    if kv.dtype == torch.bfloat16:
+        local.fill_(math.nan)
+    else:
+        local.view(torch.uint8).fill_(0x7F)  # e4m3fn NaN
+    src = torch.from_numpy(np.concatenate(src + [np.zeros(0, np.int64)])).cuda()
+    dst = torch.from_numpy(np.concatenate(dst + [np.zeros(0, np.int64)])).cuda()
+    # byte views: index_put is not implemented for float8 tensors in every torch version
+    nb = QK * kv.element_size()
+    local.view(torch.uint8).view(-1, nb)[dst] = rows.view(torch.uint8).view(-1, nb)[src]
+    g = np.concatenate([[0], np.cumsum(G)]).astype(np.int32)
+    dev = {k: torch.from_numpy(v).cuda() for k, v in
+           (("kvi", lkvi), ("last", llast), ("pages", lpages), ("g", g))}
+    return dict(kv=local, kvi=lkvi, last=llast, dev=dev, g=g)
+
+
+@pytest.mark.parametrize("W,qlens,H,ps_local,q_dt,kv_dt,kv_lens", [
+    (2, [1], 16, 64, "bf16", "bf16", [4097]),
+    (2, [4, 4, 4, 4], 16, 1, "bf16", "bf16", [1, 2, 3, 9]),
+    (2, [3, 3], 128, 16, "fp8", "fp8", [2, 3000]),
+    (3, [2, 2, 2], 16, 64, "bf16", "fp8", [0, 5, 20000]),
+    (4, [1, 4], 64, 16, "bf16", "bf16", [3, 700]),
+])
+def test_cprr_ranks_on_one_gpu_merge_to_the_whole_decode(W, qlens, H, ps_local, q_dt, kv_dt,
+                                                          kv_lens):
+    """Round-robin context parallel without NCCL: W shards decoded one after the other on one
+    GPU (cprr kernels, plans with is_cp_round_robin), merged with merge_attn_states, against
+    the whole-KV decode and a float64 torch reference (examples/context_parallel.py does the
+    same over NCCL on W GPUs)."""
+    torch = _torch()
+    p = make_problem(kv_lens, qlens, H, 64, q_dt, kv_dt, seed=W * 10 + H)
+    L = p["L"]
+    qs = 0.5 if q_dt == "fp8" else None
+    ks = 1.25 if kv_dt == "fp8" else None
+    whole_plan = libmla.plan_metadata(p["qo"], p["kvi"], p["last"], H, arch="sm_90a",
+                                      page_size=64, max_seqlen_qo=L, dtype_q=q_dt, dtype_kv=kv_dt)
+    qo = torch.from_numpy(p["qo"]).cuda()
+    dev = {k: torch.from_numpy(p[k]).cuda() for k in ("kvi", "last", "pages")}
+    whole_out, whole_lse = libmla.decode(p["q"], p["kv"], qo, dev["kvi"], dev["pages"],
+                                         dev["last"], L, whole_plan, q_scale=qs, kv_scale=ks,
+                                         return_lse=True)
+    outs, lses = [], []
+    flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+    for r in range(W):
+        s = _cp_shard(p, W, r, ps_local, seed=r)
+        plan = libmla.plan_metadata(p["qo"], s["kvi"], s["last"], H, arch="sm_90a",
+                                    page_size=ps_local, max_seqlen_qo=L, dtype_q=q_dt,
+                                    dtype_kv=kv_dt, is_cp_round_robin=True, num_clusters=16)
+        o, l_ = libmla.decode(p["q"], s["kv"], qo, s["dev"]["kvi"], s["dev"]["pages"],
+                              s["dev"]["last"], L, plan, q_scale=qs, kv_scale=ks,
+                              return_lse=True, error_flag=flag, g_kv_indptr=s["dev"]["g"],
+                              cp_world_size=W, cp_rank=r, validate=True)
+        outs.append(o)
+        lses.append(l_)
+    out, lse = libmla.merge_attn_states(torch.stack(outs), torch.stack(lses))
+    torch.cuda.synchronize()
+    assert int(flag.item()) == 0
+    assert not torch.isnan(out.float()).any()
+    want_out, want_lse, bound = torch_reference(p, libmla.DEFAULT_SM_SCALE, True,
+                                                qs or 1.0, ks or 1.0)
+    # merged vs float64: P rounding (<= 2 x 2^-9), the ranks' bf16 outputs and the merge's
+    # (2^-9 each): <= 2^-7 sum p|v|
+    assert_close(out, want_out, 8e-4, 2.01 / 128, "merged out", bound)
+    assert_close(lse, want_lse, 1e-6, 8.01 / 65536, "merged lse")
+    # merged vs the whole-KV decode (both rounded, examples/context_parallel.py's allowance):
+    # <= 2^-6 sum p|v|
+    assert_close(out, whole_out.double(), 8e-4, 2.01 / 128, "merged vs whole out", 2 * bound)
+    assert_close(lse, whole_lse.double(), 1e-6, 8.01 / 65536, "merged vs whole lse")

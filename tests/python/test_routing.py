@@ -60,13 +60,14 @@ def test_asm_query_errors(fixture_root):
 
 # ---- sm_90a on the build tree's real tables ------------------------------------------------
 
-def _sm90_row(root, q, kv, m, causal=1, lse=0):
+def _sm90_row(root, q, kv, m, causal=1, lse=0, cprr=0):
     """The build tree's sm_90a decode table row of a key (read here with the csv module)."""
     path = os.path.join(root, "sm_90a", "decode", "mla_decode.csv")
     with open(path) as f:
         rows = [r for r in csv.DictReader(f) if (r["qType"], r["kvType"], int(r["Gqa"]),
-                                                   int(r["causal"]), int(r["lse"])) ==
-                (q, kv, m, causal, lse)]
+                                                   int(r["causal"]), int(r["lse"]),
+                                                   int(r["cprr"])) ==
+                (q, kv, m, causal, lse, cprr)]
     assert len(rows) == 1, (path, q, kv, m)
     return rows[0]
 
@@ -112,9 +113,37 @@ def test_sm90_unsupported_shapes_give_reasons(build_root):
     assert s.num_reasons == len(s.reasons) == 2
     assert s.reasons[0].startswith("sm90 kernels take q/kv bf16/bf16, bf16/fp8 or fp8/fp8")
     assert s.reasons[1].startswith("sm90 NO_KERNEL on sm_90a: q=fp16 kv=bf16 heads=16 qlen=1")
-    cp = libmla.shape_support(16, 1, "bf16", "bf16", arch="sm_90a", cp_round_robin=True)
-    assert cp.supported is False and cp.asm_status is MlaAsmStatus.NO_KERNEL
-    assert cp.reasons[0].endswith("cprr=True")
+    # round-robin context parallel is causal only (even at qlen 1, where the key reads causal)
+    cp = libmla.shape_support(16, 1, "bf16", "bf16", arch="sm_90a", cp_round_robin=True,
+                              causal=False)
+    assert cp.supported is False
+    assert cp.reasons == ("sm90 round-robin context parallel (cp_world_size=2) is causal only, "
+                          "causal=False",)
+
+
+@pytest.mark.parametrize("heads,qlen,q,kv,m,lse", [
+    (16, 1, "bf16", "bf16", 16, False), (16, 4, "bf16", "fp8", 64, True),
+    (128, 2, "fp8", "fp8", 64, True), (32, 1, "bf16", "bf16", 32, False)])
+def test_sm90_cprr_rows_real_tables(build_root, heads, qlen, q, kv, m, lse):
+    """Round-robin context parallel (issue 9): the cprr rows run the same kernel as the plain
+    ones (the kernel reads cp_world_size at run time); the shape query finds them."""
+    s = libmla.shape_support(heads, qlen, q, kv, arch="sm_90a", cp_round_robin=True,
+                             return_lse=lse)
+    assert s.supported is True and s.reasons == ()
+    assert (s.table_gqa, s.table_qseqlen) == (m, 0)
+    row = _sm90_row(build_root, q, kv, m, lse=int(lse), cprr=1)
+    plain = _sm90_row(build_root, q, kv, m, lse=int(lse), cprr=0)
+    assert s.asm_kernel == row["knl_name"] == plain["knl_name"]
+    assert (row["launch_threads"], row["launch_smem"]) == \
+        (plain["launch_threads"], plain["launch_smem"])
+    hk = heads // (2 if heads > 64 else 1)
+    assert libmla.decode_asm_query("sm_90a", q, kv, hk, max_seqlen_q=qlen, has_lse=lse,
+                                   has_cprr=True) == (MlaAsmStatus.OK, m, 0, s.asm_kernel)
+    # no non-causal cprr row (the aiter query with causal=False finds none at qlen > 1)
+    if qlen > 1:
+        assert libmla.decode_asm_query("sm_90a", q, kv, hk, max_seqlen_q=qlen, causal=False,
+                                       has_lse=lse, has_cprr=True).status is \
+            MlaAsmStatus.NO_KERNEL
 
 
 def test_amd_shape_support_fixture_tables(fixture_root):

@@ -172,10 +172,25 @@ TEST_CASE("sm_90a shape support reads the mla_decode table", "[routing][support]
     v = support_of(s);
     CHECK(v.backend == MLA_BACKEND_SM90);
     CHECK(v.supported == 0);
-    // round-robin CP: no cprr rows yet
+    // round-robin CP: the fixture table has no cprr rows (the real table's are checked in
+    // tests/decode and tests/python/test_routing.py)
     s = shape("sm_90a", 64, 2, B16, B16);
     s.cp_round_robin = 1;
-    CHECK(support_of(s).supported == 0);
+    v = support_of(s);
+    CHECK(v.supported == 0);
+    CHECK(std::string(v.reasons).find("cprr=True") != std::string::npos);
+    // cp_world_size > 1 alone selects round robin on sm_90a (mla_decode_fwd's key is W > 1)
+    s.cp_round_robin = 0;
+    s.cp_world_size = 2;
+    CHECK(std::string(support_of(s).reasons).find("cprr=True") != std::string::npos);
+    // round-robin context parallel is causal only, even at qlen 1
+    s = shape("sm_90a", 64, 1, B16, B16);
+    s.cp_round_robin = 1;
+    s.causal = 0;
+    v = support_of(s);
+    CHECK(v.supported == 0);
+    CHECK(std::string(v.reasons).rfind("sm90 round-robin context parallel (cp_world_size=2) is "
+                                       "causal only, causal=False\n", 0) == 0);
     // dtypes, page size and v_head_dim the kernels do not take
     v = support_of(shape("sm_90a", 64, 1, MLA_DTYPE_FP16, MLA_DTYPE_FP16));
     CHECK(v.plan == MLA_HEAD_PLAN_UNSUPPORTED);

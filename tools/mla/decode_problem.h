@@ -113,6 +113,10 @@ struct Problem {
     std::vector<uint8_t> q, kv;  // raw bytes, [total_q, H, 576] and [num_pages, ps, 576]
     std::vector<int32_t> qo_indptr, kv_indptr, kv_page_indices, kv_last_page_lens, kv_lens;
     std::vector<int32_t> block_table;  // [B, max_pages] (-1 past a request's pages)
+    // Round-robin context parallel (cp_shard): this is rank cp_rank of cp_world's shard, the
+    // page table and kv_lens are local, g_kv_indptr [B+1] the prefix sums of the global lengths.
+    int cp_world = 1, cp_rank = 0;
+    std::vector<int32_t> g_kv_indptr;
     size_t q_esize() const { return spec.q_dtype == MLA_DTYPE_BF16 ? 2 : 1; }
     size_t kv_esize() const { return spec.kv_dtype == MLA_DTYPE_BF16 ? 2 : 1; }
 };
@@ -213,6 +217,62 @@ inline Problem make_problem(const Spec& s) {
     return p;
 }
 
+// Rank r of W's round-robin shard of a whole problem (docs/context-parallel.md): the same q,
+// and for each request b the tokens at global positions r, r + W, ... < kv_lens[b] (local
+// token j = global position j * W + r) in a paged cache of its own (pages shuffled, NaN in every
+// slot no request owns, spec.extra_pages unused pages), with g_kv_indptr holding the global
+// lengths. Decoding it with cp_world_size W / cp_rank r gives the rank's partial out and lse.
+inline Problem cp_shard(const Problem& whole, int W, int r) {
+    Problem p;
+    p.spec = whole.spec;
+    p.total_q = whole.total_q;
+    p.q_scale = whole.q_scale;
+    p.kv_scale = whole.kv_scale;
+    p.q = whole.q;
+    p.qo_indptr = whole.qo_indptr;
+    p.cp_world = W;
+    p.cp_rank = r;
+    const int B = whole.spec.batch, ps = whole.spec.page_size;
+    p.g_kv_indptr.assign(B + 1, 0);
+    p.kv_indptr.assign(B + 1, 0);
+    p.kv_last_page_lens.assign(B, 1);
+    p.kv_lens.assign(B, 0);
+    for (int b = 0; b < B; ++b) {
+        const int G = whole.kv_lens[b];
+        const int n = G > r ? (G - r + W - 1) / W : 0;
+        const int pages = (n + ps - 1) / ps;
+        p.g_kv_indptr[b + 1] = p.g_kv_indptr[b] + G;
+        p.kv_lens[b] = n;
+        p.kv_indptr[b + 1] = p.kv_indptr[b] + pages;
+        p.kv_last_page_lens[b] = pages ? n - (pages - 1) * ps : 1;
+        p.max_pages = std::max(p.max_pages, pages);
+    }
+    const int used = p.kv_indptr[B];
+    p.num_pages = used + whole.spec.extra_pages;
+    std::vector<int32_t> perm(p.num_pages);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::mt19937_64 rng(whole.spec.seed * 1000 + uint64_t(W) * 10 + uint64_t(r));
+    std::shuffle(perm.begin(), perm.end(), rng);
+    p.kv_page_indices.assign(perm.begin(), perm.begin() + used);
+    p.block_table.assign(size_t(B) * std::max(1, p.max_pages), -1);
+    for (int b = 0; b < B; ++b)
+        for (int i = p.kv_indptr[b]; i < p.kv_indptr[b + 1]; ++i)
+            p.block_table[size_t(b) * std::max(1, p.max_pages) + (i - p.kv_indptr[b])] = p.kv_page_indices[i];
+    const size_t rowb = 576 * whole.kv_esize();
+    const size_t nkv = size_t(p.num_pages) * ps * 576;
+    p.kv.resize(nkv * whole.kv_esize());
+    if (whole.kv_esize() == 1) std::fill(p.kv.begin(), p.kv.end(), uint8_t(0x7f));
+    else std::fill_n(reinterpret_cast<uint16_t*>(p.kv.data()), nkv, uint16_t(0x7fc0));
+    for (int b = 0; b < B; ++b)
+        for (int j = 0; j < p.kv_lens[b]; ++j) {
+            const int g = j * W + r;
+            const size_t src = size_t(whole.kv_page_indices[whole.kv_indptr[b] + g / ps]) * ps + g % ps;
+            const size_t dst = size_t(p.kv_page_indices[p.kv_indptr[b] + j / ps]) * ps + j % ps;
+            std::memcpy(&p.kv[dst * rowb], &whole.kv[src * rowb], rowb);
+        }
+    return p;
+}
+
 inline mla_metadata_params plan_params_of(const Problem& p, const char* arch, int num_clusters) {
     mla_metadata_params mp = MLA_METADATA_PARAMS_INIT;
     mp.arch = arch;
@@ -225,6 +285,7 @@ inline mla_metadata_params plan_params_of(const Problem& p, const char* arch, in
     mp.kv_dtype = p.spec.kv_dtype;
     mp.page_size = p.spec.page_size;
     mp.causal = p.spec.causal ? 1 : 0;
+    mp.is_cp_round_robin = p.cp_world > 1 ? 1 : 0;
     return mp;
 }
 
@@ -250,6 +311,11 @@ inline mla_host_problem host_problem_of(const Problem& p) {
     hp.kv_page_indices = p.kv_page_indices.data();
     hp.kv_last_page_lens = p.kv_last_page_lens.data();
     hp.fp8_p_quant = 0;  // libmla's sm_90a kernels keep P in bf16 (docs/kernels.md)
+    if (p.cp_world > 1) {
+        hp.g_kv_indptr = p.g_kv_indptr.data();
+        hp.cp_world_size = p.cp_world;
+        hp.cp_rank = p.cp_rank;
+    }
     return hp;
 }
 
@@ -257,6 +323,7 @@ inline mla_host_problem host_problem_of(const Problem& p) {
 struct SubProblem {
     std::vector<uint8_t> q;
     std::vector<int32_t> qo_indptr, kv_indptr, kv_page_indices, kv_last_page_lens;
+    std::vector<int32_t> g_kv_indptr;  // context parallel: the requests' global lengths
     std::vector<int> rows;  // original token row of each sub row
 };
 inline SubProblem sub_problem(const Problem& p, const std::vector<int>& reqs) {
@@ -264,7 +331,10 @@ inline SubProblem sub_problem(const Problem& p, const std::vector<int>& reqs) {
     const size_t rowb = size_t(p.spec.heads) * 576 * p.q_esize();
     s.qo_indptr.push_back(0);
     s.kv_indptr.push_back(0);
+    s.g_kv_indptr.push_back(0);
     for (int b : reqs) {
+        if (!p.g_kv_indptr.empty())
+            s.g_kv_indptr.push_back(s.g_kv_indptr.back() + p.g_kv_indptr[b + 1] - p.g_kv_indptr[b]);
         for (int t = p.qo_indptr[b]; t < p.qo_indptr[b + 1]; ++t) {
             s.q.insert(s.q.end(), p.q.begin() + t * rowb, p.q.begin() + (t + 1) * rowb);
             s.rows.push_back(t);
@@ -289,6 +359,7 @@ inline mla_status reference_subset(const Problem& p, const std::vector<int>& req
     hp.kv_indptr = s.kv_indptr.data();
     hp.kv_page_indices = s.kv_page_indices.data();
     hp.kv_last_page_lens = s.kv_last_page_lens.data();
+    if (p.cp_world > 1) hp.g_kv_indptr = s.g_kv_indptr.data();
     const size_t H = p.spec.heads;
     std::vector<float> o(s.rows.size() * H * 512), l(s.rows.size() * H);
     const mla_status st = mla_decode_reference(&hp, o.data(), l.data());
@@ -400,6 +471,12 @@ struct DeviceRun {
         a.workspace_bytes = size_t(sizes.workspace_bytes);
         error_flag = static_cast<int32_t*>(alloc(4));
         a.error_flag = error_flag;
+        if (p.cp_world > 1) {  // a round-robin shard (cp_shard)
+            a.g_kv_indptr = upload(p.g_kv_indptr);
+            a.cp_world_size = p.cp_world;
+            a.cp_rank = p.cp_rank;
+            if (!a.g_kv_indptr) return fail("device allocation", MLA_ERROR_LAUNCH);
+        }
         if (!a.q || !a.kv_cache || !a.out || !error_flag) return fail("device allocation", MLA_ERROR_LAUNCH);
         // poison the outputs: every row must be written
         mla_memset_d8(ctx, a.out, 0xff, size_t(p.total_q) * H * 512 * 2, nullptr);

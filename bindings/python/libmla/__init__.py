@@ -23,7 +23,7 @@ from .planner import (metadata_info, plan_metadata, update_metadata, Plan, Metad
 from .reference import decode_reference, execute_plan_reference, DEFAULT_SM_SCALE
 from .merge import merge_attn_states, merge_attn_states_host
 from .device import context, Context, DeviceBuffer, device_copy, smoke_launch
-from .decode import decode, plan_metadata_device, upload_plan, DevicePlan
+from .decode import decode, plan_metadata_device, upload_plan, DevicePlan, check_cp_shard
 
 lib = _lib.load()  # ImportError (listing the paths tried) when no libmla.so is found
 
@@ -40,5 +40,6 @@ __all__ = [
     "metadata_info", "plan_metadata", "update_metadata", "Plan", "MetadataInfo", "PlanSummary",
     "decode_reference", "execute_plan_reference", "DEFAULT_SM_SCALE", "merge_attn_states", "merge_attn_states_host",
     "decode", "plan_metadata_device", "upload_plan", "context", "Context", "DevicePlan",
+    "check_cp_shard",
     "DeviceBuffer", "device_copy", "smoke_launch",
 ]

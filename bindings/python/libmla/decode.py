@@ -166,6 +166,18 @@ def plan_metadata_device(qo_indptr, kv_indptr, kv_last_page_lens, num_heads, *, 
 
 # ---- decode ---------------------------------------------------------------------------------
 
+def _is_host_array(x):
+    """NumPy arrays, lists / tuples and CPU torch tensors (not ints: those are raw pointers)."""
+    if isinstance(x, (list, tuple)):
+        return True
+    if hasattr(x, "__cuda_array_interface__"):
+        return False
+    torch = _torch()
+    if torch is not None and isinstance(x, torch.Tensor):
+        return not x.is_cuda
+    return hasattr(x, "__array_interface__") or type(x).__module__ == "numpy"
+
+
 def _scale_ptr(v, what, device, use_torch, keep):
     if v is None:
         v = 1.0
@@ -187,10 +199,65 @@ def _scale_ptr(v, what, device, use_torch, keep):
     return a.ptr
 
 
+def _host_lens(kv_indptr, kv_last_page_lens, page_size):
+    """Local KV lengths in tokens of each request from a host CSR page table."""
+    import numpy as np
+    kv = np.asarray(kv_indptr, dtype=np.int64)
+    last = np.asarray(kv_last_page_lens, dtype=np.int64)
+    pages = np.diff(kv)
+    return np.where(pages > 0, (pages - 1) * page_size + last, 0)
+
+
+def check_cp_shard(g_kv_indptr, kv_indptr, kv_last_page_lens, page_size, cp_world_size, cp_rank):
+    """Checks a round-robin context-parallel shard on the host (what mla_decode_fwd cannot do
+    without a synchronisation): g_kv_indptr [B+1] prefix sums of the global KV lengths (int,
+    starting >= 0, never decreasing, each length < 2^31), and for every request b the local
+    length of the page table (kv_indptr [B+1] in pages, kv_last_page_lens [B], page_size) equal
+    to ceil((G_b - cp_rank) / W) tokens (0 when G_b <= cp_rank), where rank cp_rank holds global
+    positions cp_rank, cp_rank + W, ... Host arrays (NumPy, lists, CPU tensors). Raises
+    TypeError / ValueError naming the first request that disagrees; returns None."""
+    import numpy as np
+    from ._convert import host_int32
+    W = as_int(cp_world_size, "cp_world_size")
+    r = as_int(cp_rank, "cp_rank")
+    if W < 1:
+        raise ValueError(f"cp_world_size {W} < 1 (1 = no context parallel)")
+    if not 0 <= r < W:
+        raise ValueError(f"cp_rank {r} is outside [0, cp_world_size = {W})")
+    kv = host_int32(kv_indptr, "kv_indptr", min_length=1)
+    B = kv.shape[0] - 1
+    last = host_int32(kv_last_page_lens, "kv_last_page_lens", length=B)
+    g = host_int32(g_kv_indptr, "g_kv_indptr", length=B + 1)
+    if g[0] < 0 or np.any(np.diff(g.astype(np.int64)) < 0):
+        raise ValueError(f"g_kv_indptr must start >= 0 and never decrease: {g.tolist()[:16]}")
+    G = np.diff(g.astype(np.int64))
+    want = np.where(G > r, (G - r + W - 1) // W, 0)
+    have = _host_lens(kv, last, as_int(page_size, "page_size"))
+    bad = np.nonzero(have != want)[0]
+    if bad.size:
+        b = int(bad[0])
+        raise ValueError(f"request {b}: the local page table holds {int(have[b])} tokens, but "
+                         f"rank {r} of {W} holds {int(want[b])} of its {int(G[b])} global tokens "
+                         f"(g_kv_indptr); {bad.size} of {B} requests disagree")
+
+
+def _to_host(a, what, device):
+    """A small int32 device array copied to a NumPy array (synchronises)."""
+    import numpy as np
+    if a.is_torch:
+        return a.obj.detach().cpu().numpy()
+    if a.shape is None:
+        raise TypeError(f"validate=True needs {what} with a shape (not a raw pointer)")
+    h = np.empty(a.shape, np.int32)
+    context(device).dtoh(h, a.ptr)
+    return h
+
+
 def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_lens, max_seqlen_q,
            plan, *, page_size=None, sm_scale=None, causal=None, q_scale=None, kv_scale=None,
            out=None, lse=None, return_lse=False, block_table=None, seq_lens=None, workspace=None,
-           error_flag=None, stream=None, device=None, num_pages=None, total_q=None):
+           error_flag=None, stream=None, device=None, num_pages=None, total_q=None,
+           g_kv_indptr=None, cp_world_size=1, cp_rank=0, validate=False):
     """Absorbed MLA decode on the GPU (mla_decode_fwd, sm_90a): the persistent decode kernel
     driven by the plan's work items, then the reducer for split tiles. Nothing synchronises.
 
@@ -205,10 +272,24 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
     only). workspace: device memory of plan.info.workspace_bytes (default: torch, else a
     scratch buffer of the context). error_flag: int32 [1] device memory (caller zeroes it).
     Raw int pointers need num_pages (and total_q unless the plan is a host Plan).
+
+    Round-robin context parallel (docs/context-parallel.md): cp_world_size W > 1 decodes rank
+    cp_rank's shard (global KV position p of a request lives on rank p % W; the page table
+    describes the rank's LOCAL tokens, local token j = global position j * W + cp_rank) with the
+    causal mask on global positions, giving this rank's partial out / lse for every row (merge
+    them with merge_attn_states). The plan must be made with is_cp_round_robin=True (and
+    causal). g_kv_indptr [B+1] int32: prefix sums of the GLOBAL KV lengths in tokens, a device
+    array, or a host array (NumPy / list / CPU tensor), which is checked against the plan's
+    host page table (a host Plan) and uploaded. validate=True also copies g_kv_indptr,
+    kv_indptr and kv_last_page_lens from the device and checks that every local length is
+    ceil((G_b - cp_rank) / W) (check_cp_shard; this synchronises, so it is off by default: the
+    C call cannot check device contents).
+
     Returns out, or (out, lse) when return_lse or lse is given.
-    Raises TypeError / ValueError for wrong dtype, shape or device before any C call;
-    MlaInvalidArgument, MlaBufferTooSmall, MlaUnsupported, MlaNoKernel, MlaCodeObjectError,
-    MlaLaunchError from the launch, MlaRuntimeUnavailable / MlaNoDevice without a GPU."""
+    Raises TypeError / ValueError for wrong dtype, shape or device (and context-parallel
+    arguments that disagree) before any C call; MlaInvalidArgument, MlaBufferTooSmall,
+    MlaUnsupported, MlaNoKernel, MlaCodeObjectError, MlaLaunchError from the launch,
+    MlaRuntimeUnavailable / MlaNoDevice without a GPU."""
     if not isinstance(plan, (Plan, DevicePlan)):
         raise TypeError(f"plan must be a libmla.Plan or DevicePlan, got {type(plan).__name__}")
     prm = plan.params
@@ -218,6 +299,38 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
     page_size = prm.page_size if page_size is None else as_int(page_size, "page_size")
     causal = prm.causal if causal is None else as_flag(causal, "causal")
     max_seqlen_q = as_int(max_seqlen_q, "max_seqlen_q")
+    W = as_int(cp_world_size, "cp_world_size")
+    cp_rank = as_int(cp_rank, "cp_rank")
+    validate = as_flag(validate, "validate")
+    if W < 1:
+        raise ValueError(f"cp_world_size {W} < 1 (1 = no context parallel)")
+    if not 0 <= cp_rank < W:
+        raise ValueError(f"cp_rank {cp_rank} is outside [0, cp_world_size = {W})")
+    g_host = ga = None
+    if W > 1:
+        if g_kv_indptr is None:
+            raise TypeError(f"cp_world_size {W} (round-robin context parallel) needs g_kv_indptr, "
+                            f"the [B+1] prefix sums of the global KV lengths")
+        if not causal:
+            raise ValueError(f"round-robin context parallel (cp_world_size {W}) is causal only: "
+                             f"causal must be True")
+        if not prm.is_cp_round_robin:
+            raise ValueError(f"cp_world_size {W} but the plan was made with "
+                             f"is_cp_round_robin=False (plan each rank's shard with "
+                             f"is_cp_round_robin=True: the causal trim drops keys a row sees)")
+        if _is_host_array(g_kv_indptr):
+            from ._convert import host_int32
+            g_host = host_int32(g_kv_indptr, "g_kv_indptr", length=B + 1)
+            if isinstance(plan, Plan):  # the page table the plan was made from, on the host
+                check_cp_shard(g_host, plan.kv_indptr, plan.kv_last_page_lens, page_size, W,
+                               cp_rank)
+        else:
+            ga = device_array(g_kv_indptr, "g_kv_indptr")
+            _check(ga, "g_kv_indptr", ("int32",), shape=(B + 1,), ndim=1, contiguous=True)
+    elif prm.is_cp_round_robin:
+        raise ValueError("the plan was made with is_cp_round_robin=True but cp_world_size is 1 "
+                         "(pass cp_world_size, cp_rank and g_kv_indptr for a round-robin shard, "
+                         "or plan with is_cp_round_robin=False)")
 
     qa = device_array(q, "q")
     ka = device_array(kv_buffer, "kv_buffer")
@@ -292,7 +405,7 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
         bt_stride = bt.strides[0]
     _check(sl, "seq_lens", ("int32",), shape=(B,), ndim=1, contiguous=True)
 
-    arrays = [qa, ka, qo, kvp, pages, last, bt, sl, oa, la, ef, ws]
+    arrays = [qa, ka, qo, kvp, pages, last, bt, sl, oa, la, ef, ws, ga]
     dev = _device_of(arrays, device)
     if isinstance(plan, DevicePlan) and plan.device != dev:
         raise ValueError(f"the plan is on cuda:{plan.device}, the tensors on cuda:{dev}")
@@ -315,6 +428,30 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
         la = device_array(lse, "lse")
     _check(la, "lse", ("fp32",), shape=(total, H), ndim=2, contiguous=True)
     _check(ef, "error_flag", ("int32",), contiguous=True)
+
+    g_ptr = None
+    if W > 1:
+        if validate:  # copy the small index arrays back (synchronises) and check the shard
+            g_chk = g_host if g_host is not None else _to_host(ga, "g_kv_indptr", dev)
+            if isinstance(plan, Plan) and (kvp.shape is None or last.shape is None):
+                kv_chk, last_chk = plan.kv_indptr, plan.kv_last_page_lens  # raw pointers
+            else:
+                kv_chk = _to_host(kvp, "kv_indptr", dev)
+                last_chk = _to_host(last, "kv_last_page_lens", dev)
+            check_cp_shard(g_chk, kv_chk, last_chk, page_size, W, cp_rank)
+        if g_host is not None:  # upload a host g_kv_indptr
+            import numpy as np
+            if use_torch:
+                gt = torch.from_numpy(np.ascontiguousarray(g_host)).to(f"cuda:{dev}")
+                keep.append(gt)
+                g_ptr = gt.data_ptr()
+            else:
+                gbuf = context(dev).malloc(g_host.nbytes)
+                context(dev).htod(gbuf.ptr, g_host)
+                keep.append(gbuf)
+                g_ptr = gbuf.ptr
+        else:
+            g_ptr = ga.ptr
 
     q_is_fp8 = q_name in ("fp8", "fp8_fnuz")
     kv_is_fp8 = kv_name in ("fp8", "fp8_fnuz")
@@ -360,7 +497,8 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
         out_stride_head=oa.strides[1] if oa.strides else 0,
         lse=la.ptr if la is not None else None, plan=ctypes.pointer(buffers),
         plan_params=ctypes.pointer(prm), workspace=ws_ptr, workspace_bytes=ws_bytes,
-        error_flag=ef.ptr if ef is not None else None)
+        error_flag=ef.ptr if ef is not None else None, g_kv_indptr=g_ptr, cp_world_size=W,
+        cp_rank=cp_rank if W > 1 else 0)
     _lib.check(_lib.load().mla_decode_fwd(ctx.handle, ctypes.byref(args), s))
     if use_torch and keep:
         # Temporaries (scales, workspace) must outlive the kernels: tell the caching allocator.

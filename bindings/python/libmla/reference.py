@@ -95,6 +95,27 @@ def _problem(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_l
     return p, keep, total_q, H
 
 
+def _set_cp(p, g_kv_indptr, cp_world_size, cp_rank):
+    """Round-robin context-parallel fields of a host problem; returns arrays to keep alive."""
+    import numpy as np
+    cp_world_size = as_int(cp_world_size, "cp_world_size")
+    cp_rank = as_int(cp_rank, "cp_rank")
+    keep = ()
+    if cp_world_size > 1:
+        if g_kv_indptr is None:
+            raise ValueError("g_kv_indptr is required when cp_world_size > 1")
+        if is_device_object(g_kv_indptr):
+            raise TypeError("g_kv_indptr must be a host array")
+        g = np.ascontiguousarray(np.asarray(g_kv_indptr), dtype=np.int32)
+        if g.shape != (p.batch_size + 1,):
+            raise ValueError(f"g_kv_indptr must have {p.batch_size + 1} entries, got {g.shape}")
+        p.g_kv_indptr = g.ctypes.data
+        keep = (g,)
+    p.cp_world_size = cp_world_size
+    p.cp_rank = cp_rank
+    return keep
+
+
 def _outputs(total_q, H):
     import numpy as np
     return np.zeros((total_q, H, V_DIM), np.float32), np.zeros((total_q, H), np.float32)
@@ -117,21 +138,7 @@ def decode_reference(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_las
     p, keep, total_q, H = _problem(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices,
                                    kv_last_page_lens, max_seqlen_q, page_size, sm_scale, causal,
                                    q_scale, kv_scale, fp8_p_quant)
-    cp_world_size = as_int(cp_world_size, "cp_world_size")
-    cp_rank = as_int(cp_rank, "cp_rank")
-    if cp_world_size > 1:
-        import numpy as np
-        if g_kv_indptr is None:
-            raise ValueError("g_kv_indptr is required when cp_world_size > 1")
-        if is_device_object(g_kv_indptr):
-            raise TypeError("g_kv_indptr must be a host array")
-        g = np.ascontiguousarray(np.asarray(g_kv_indptr), dtype=np.int32)
-        if g.shape != (p.batch_size + 1,):
-            raise ValueError(f"g_kv_indptr must have {p.batch_size + 1} entries, got {g.shape}")
-        p.g_kv_indptr = g.ctypes.data
-        keep = keep + (g,)
-    p.cp_world_size = cp_world_size
-    p.cp_rank = cp_rank
+    keep = keep + _set_cp(p, g_kv_indptr, cp_world_size, cp_rank)
     out, lse = _outputs(total_q, H)
     _lib.check(_lib.load().mla_decode_reference(ctypes.byref(p), out.ctypes.data, lse.ctypes.data))
     del keep
@@ -140,12 +147,14 @@ def decode_reference(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_las
 
 def execute_plan_reference(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices,
                            kv_last_page_lens, max_seqlen_q, plan, *, page_size=1, sm_scale=None,
-                           causal=True, q_scale=None, kv_scale=None, fp8_p_quant=False):
+                           causal=True, q_scale=None, kv_scale=None, fp8_p_quant=False,
+                           g_kv_indptr=None, cp_world_size=1, cp_rank=0):
     """Executes a host Plan's work items on the CPU as the kernels must (unsplit -> out/lse,
     split -> partial rows), then reduces split tiles. Same inputs and outputs as
-    decode_reference, plus the plan (from plan_metadata with the same qo/kv indptr, page_size
-    and causal). Raises ValueError for a plan of another batch / heads / page size, and
-    MlaInvalidArgument for a plan inconsistent with the problem."""
+    decode_reference (round-robin context parallel included: a cprr shard needs a plan made
+    with is_cp_round_robin=True), plus the plan (from plan_metadata with the same qo/kv indptr,
+    page_size and causal). Raises ValueError for a plan of another batch / heads / page size,
+    and MlaInvalidArgument for a plan inconsistent with the problem."""
     if not isinstance(plan, Plan):
         raise TypeError(f"plan must be a libmla.Plan, got {type(plan).__name__}")
     p, keep, total_q, H = _problem(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices,
@@ -157,6 +166,7 @@ def execute_plan_reference(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices,
                                ("causal", p.causal, plan.params.causal)):
         if mine != theirs:
             raise ValueError(f"the plan was made for {name} = {theirs}, the problem has {mine}")
+    keep = keep + _set_cp(p, g_kv_indptr, cp_world_size, cp_rank)
     out, lse = _outputs(total_q, H)
     buffers = plan.buffers()
     _lib.check(_lib.load().mla_execute_plan_reference(

@@ -148,6 +148,20 @@ __device__ __forceinline__ bool load_work(const mla_decode_params& p, int wi, in
     return true;
 }
 
+// Highest visible local KV index of tile row `row` of work w (-1: sees nothing). Causal MTP:
+// query t of L sees global positions <= G - L + t (G = N_b, or g_kv_indptr's length with round-
+// robin context parallelism, where local token i is global position i * W + cp_rank, so the
+// limit becomes floor((lim - rank) / W)). Non-causal: everything.
+__device__ __forceinline__ int row_limit(const mla_decode_params& p, const Work& w, int row) {
+    if (row >= w.nrows) return -1;  // padding row
+    if (!p.causal) return 0x7fffffff;
+    const int tt = w.t0 + row / p.kernel_heads;
+    if (p.cp_world_size <= 1) return w.n_kv - w.L + tt;
+    const int g = p.g_kv_indptr[w.b + 1] - p.g_kv_indptr[w.b];
+    const int lim = g - w.L + tt - p.cp_rank;
+    return lim < 0 ? -1 : lim / p.cp_world_size;
+}
+
 template <int M, bool Q8, bool KV8>
 __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, char* smem) {
     using C = Cfg<M, KV8>;
@@ -222,14 +236,7 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
         int lim[2];
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
-            const int row = rg * 16 + (lane >> 2) + 8 * i;
-            if (row >= w.nrows) {
-                lim[i] = -1;  // padding row: sees nothing
-            } else if (p.causal) {
-                lim[i] = w.n_kv - w.L + w.t0 + row / Hk;  // j <= N - L + t
-            } else {
-                lim[i] = 0x7fffffff;
-            }
+            lim[i] = row_limit(p, w, rg * 16 + (lane >> 2) + 8 * i);
         }
 
         // ---- KV loader: thread -> (token tid / TPT, chunks tid % TPT + TPT k) ----

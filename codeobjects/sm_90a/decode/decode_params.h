@@ -48,7 +48,11 @@ struct mla_decode_params {
     int32_t num_pages;
     int32_t block_table_stride;     /* 0: CSR form; > 0: page_table is block_table [B, stride]   */
     int32_t causal;
+    int32_t cp_world_size;          /* round-robin context parallel W (1 = off); local token i of
+                                     * a request is its global position i * W + cp_rank         */
+    int32_t cp_rank;
     int32_t pad;
+    const int32_t* g_kv_indptr;     /* [B+1] global KV lengths (W > 1), NULL otherwise           */
 };
 
 #ifdef __cplusplus
@@ -89,5 +93,15 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
            + m * 128                                                        /* P^T     */
            + 16 * m                                                         /* maxima  */
            + mla_decode_wg_stages(m, kv_fp8) * 64 * 4;                      /* flags   */
+}
+/* qm kernels (mla_decode_qm_<q>_<kv>_m<M>, decode_qm.cuh; M = 32 or 64): the query rows are the
+ * MMA's M side (padded to 64), 2 warpgroups, 256 threads. Shared memory: Q (64 rows, bf16), a
+ * ring of 2 KV tiles (bf16; fp8 KV: 2 raw fp8 tiles plus the widened bf16 tile), the P exchange
+ * (2 warpgroups x 2 k-blocks x 128 threads x 16 B), the row-max exchange (2 x 128 x 2 floats),
+ * token flags (2 x 64). */
+static inline constexpr int mla_decode_qm_threads() { return 256; }
+static inline constexpr int mla_decode_qm_smem_bytes(bool kv_fp8) {
+    return 64 * 1152 + (kv_fp8 ? 2 * 64 * 576 + 64 * 1152 : 2 * 64 * 1152) + 2 * 2 * 128 * 16 + 2 * 128 * 2 * 4 +
+           2 * 64 * 4;
 }
 #endif

@@ -126,6 +126,185 @@ __device__ __forceinline__ void widen_store(char* base, int rows, int r, int q8,
 // column maxima met in red[4][NQ] (named barrier bar_id), P^T (bf16, swizzled) at p_off, then
 // O^T = O^T * alpha + V^T . P^T. Every thread of the warpgroup calls it.
 // kt_off, p_off: byte offsets in shared memory (1024-aligned).
+// ---- pieces shared by the wgmma kernel bodies (this file and decode_qm.cuh) ----
+
+// Byte address of tile row `row` (token row / Hk, head row % Hk) of work w's Q in global memory.
+template <bool Q8>
+__device__ __forceinline__ const char* q_row(const mla_decode_params& p, const mla_dec::Work& w, int row) {
+    const int Hk = p.kernel_heads, tt = row / Hk, h = row % Hk;
+    return static_cast<const char*>(p.q) + (Q8 ? 1 : 2) * ((int64_t)(w.qo_b + w.t0 + tt) * p.q_stride_token +
+                                                         (int64_t)(w.g * Hk + h) * p.q_stride_head);
+}
+
+// Work w's Q tile -> shared memory at off_q as bf16 in the swizzled layout of ROWS rows; rows
+// past w.nrows are zero. bf16 Q: cp.async, one commit group (the caller waits); fp8 Q: loaded,
+// widened and stored by the threads (visible after the next barrier). All 256 threads call it.
+template <int ROWS, bool Q8>
+__device__ __forceinline__ void load_q(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
+                                       uint32_t sbase, uint32_t off_q, int tid) {
+    if constexpr (!Q8) {
+        for (int c = tid; c < ROWS * 72; c += 256) {
+            const int row = c / 72, q = c - row * 72;
+            const bool ok = row < w.nrows;
+            cp_async16(sbase + off_q + sw_off(ROWS, row, q), ok ? q_row<false>(p, w, row) + 16 * q : p.q, ok ? 16 : 0);
+        }
+        cp_commit();
+    } else {
+        for (int c = tid; c < ROWS * 36; c += 256) {
+            const int row = c / 36, q8 = c - row * 36;
+            uint4 v = make_uint4(0, 0, 0, 0);
+            if (row < w.nrows) v = *reinterpret_cast<const uint4*>(q_row<true>(p, w, row) + 16 * q8);
+            widen_store(smem + off_q, ROWS, row, q8, v);
+        }
+    }
+}
+
+// Byte address of KV token j (the request's j-th token) of work w, or nullptr when its page
+// cannot be read: page-table index or page id out of range (flagged when `report`). Such a token
+// is never read; it counts as a masked key.
+template <bool KV8>
+__device__ __forceinline__ const char* kv_row(const mla_decode_params& p, const mla_dec::Work& w, int j, bool report) {
+    const int pi = j >> p.page_size_log2;
+    int page = -1;
+    if (p.block_table_stride > 0) {
+        if (pi < p.block_table_stride)
+            page = p.page_table[(int64_t)w.b * p.block_table_stride + pi];
+        else if (p.error_flag && report)
+            atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_INDEX);
+    } else {
+        const int64_t idx = (int64_t)w.kvi_b + pi;
+        if (idx >= 0 && idx < p.num_page_indices)
+            page = p.page_table[idx];
+        else if (p.error_flag && report)
+            atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_INDEX);
+    }
+    if (page < 0 || page >= p.num_pages) {
+        if (p.error_flag && report) atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_ID);
+        return nullptr;
+    }
+    const int64_t tok = (int64_t)page * p.kv_stride_page + (int64_t)(j & ((1 << p.page_size_log2) - 1)) * kD;
+    return static_cast<const char*>(p.kv) + tok * (KV8 ? 1 : 2);
+}
+
+// cp.async loads of one 64-token tile of work w into a ring slot by 64 TPT loader threads (lt = 0
+// .. 64 TPT - 1: token lt / TPT, 16-byte chunks lt % TPT + TPT k, k < K): bf16 KV into the
+// swizzled layout, fp8 KV as raw 576-byte rows. Tokens past the work's end or on a bad page are
+// zero-filled and flagged 0 in tok[64]. begin() looks the page up and writes the flag, part<K0,
+// K1>() issues chunks k in [K0, K1) (a tile can be issued in pieces between other work, so no
+// thread stalls long on a full load queue), commit() closes the tile's group (one per tile, even
+// empty: uniform waits).
+template <bool KV8, int TPT>
+struct TileLoader {
+    static constexpr int K = (KV8 ? kD : 2 * kD) / 16 / TPT;  // chunks per thread
+    static constexpr int NP = 8 / TPT;                         // bf16: distinct swizzled slots
+    const char* src = nullptr;
+    uint32_t dst[KV8 ? 1 : NP];
+    int nb = 0;
+    bool active = false;
+
+    __device__ __forceinline__ void begin(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
+                                          uint32_t slot, int* tok, int lt) {
+        active = tile < n_tiles;
+        if (!active) return;
+        const int ld_t = lt / TPT, ld_sub = lt % TPT;
+        const int j = w.tok_begin + tile * kTN + ld_t;
+        const char* row = j < w.tok_end ? kv_row<KV8>(p, w, j, ld_sub == 0) : nullptr;
+        const bool ok = row != nullptr;
+        src = ok ? row + 16 * ld_sub : static_cast<const char*>(p.kv);
+        nb = ok ? 16 : 0;
+        if (ld_sub == 0) tok[ld_t] = ok ? 1 : 0;
+        if constexpr (KV8) {
+            dst[0] = slot + ld_t * kD + 16 * ld_sub;
+        } else {
+            // chunk q = sub + TPT k: block q / 8, swizzled 16-byte slot (q % 8) ^ (token % 8)
+#pragma unroll
+            for (int k = 0; k < NP; ++k)
+                dst[k] = slot + uint32_t(ld_t * 128 + (((ld_sub + TPT * k) ^ (ld_t & 7)) << 4));
+        }
+    }
+    template <int K0, int K1>
+    __device__ __forceinline__ void part() const {
+        if (!active) return;
+#pragma unroll
+        for (int k = K0; k < K1; ++k) {
+            const char* s = src + (nb ? 16 * TPT * k : 0);
+            if constexpr (KV8) cp_async16(dst[0] + 16 * TPT * k, s, nb);
+            else cp_async16(dst[k % NP] + (k / NP) * kBlk, s, nb);
+        }
+    }
+    __device__ __forceinline__ void commit() const { cp_commit(); }
+};
+
+// A whole tile at once (TileLoader begin, every part, commit).
+template <bool KV8, int TPT = 4>
+__device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
+                                           uint32_t slot, int* tok, int lt) {
+    TileLoader<KV8, TPT> ld;
+    ld.begin(p, w, tile, n_tiles, slot, tok, lt);
+    ld.template part<0, TileLoader<KV8, TPT>::K>();
+    ld.commit();
+}
+
+// A raw fp8 tile (64 rows of 576 bytes) widened to the swizzled bf16 tile `wide`, exactly; all 256
+// threads: thread (token tid / 4, sub tid % 4) converts fp8 chunks sub + 4 k into bf16 chunks
+// 2 sub, 2 sub + 1 of block k.
+__device__ __forceinline__ void widen_tile(const char* raw_tile, char* wide_tile, int tid) {
+    const int ld_t = tid >> 2, ld_sub = tid & 3;
+    const char* raw = raw_tile + ld_t * kD + 16 * ld_sub;
+    char* wide = wide_tile + ld_t * 128;
+    const int c0 = ((2 * ld_sub) ^ (ld_t & 7)) << 4, c1 = ((2 * ld_sub + 1) ^ (ld_t & 7)) << 4;
+#pragma unroll
+    for (int k = 0; k < kD / 64; ++k) {
+        uint4 wv[2];
+        mla_dec::fp8x16_to_bf16(*reinterpret_cast<const uint4*>(raw + 64 * k), wv);
+        *reinterpret_cast<uint4*>(wide + k * kBlk + c0) = wv[0];
+        *reinterpret_cast<uint4*>(wide + k * kBlk + c1) = wv[1];
+    }
+}
+
+// The LSE of tile row `row` of work w: the split partial (plan's partial rows) or the caller's lse.
+__device__ __forceinline__ void store_lse(const mla_decode_params& p, const mla_dec::Work& w, int row, float lse) {
+    const int Hk = p.kernel_heads, tt = row / Hk, h = row % Hk;
+    if (w.pql >= 0)
+        p.partial_lse[(int64_t)(w.pql + tt) * Hk + h] = lse;
+    else if (p.lse)
+        p.lse[(int64_t)(w.qo_b + w.t0 + tt) * p.num_heads + w.g * Hk + h] = lse;
+}
+
+// The staged, normalised output rows obuf [nrows][kOPitch] fp32 of work w, written coalesced by
+// all 256 threads: fp32 partial rows for a split work, bf16 `out` rows otherwise.
+__device__ __forceinline__ void store_rows(const mla_decode_params& p, const mla_dec::Work& w, const float* obuf, int tid) {
+    const int Hk = p.kernel_heads;
+    if (w.pql >= 0) {
+        for (int c = tid; c < w.nrows * (kDV / 4); c += 256) {
+            const int row = c / (kDV / 4), ch = c % (kDV / 4);
+            const int tt = row / Hk, h = row % Hk;
+            const float4 v = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 4 * ch);
+            *reinterpret_cast<float4*>(p.partial_out + ((int64_t)(w.pql + tt) * Hk + h) * kDV + 4 * ch) = v;
+        }
+    } else {
+        for (int c = tid; c < w.nrows * (kDV / 8); c += 256) {
+            const int row = c / (kDV / 8), ch = c % (kDV / 8);
+            const int tt = row / Hk, h = row % Hk;
+            const float4 a = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 8 * ch);
+            const float4 b = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 8 * ch + 4);
+            const uint4 v = make_uint4(mla_dec::pack_bf16(a.x, a.y), mla_dec::pack_bf16(a.z, a.w),
+                                       mla_dec::pack_bf16(b.x, b.y), mla_dec::pack_bf16(b.z, b.w));
+            char* dst = static_cast<char*>(p.out) +
+                        2 * ((int64_t)(w.qo_b + w.t0 + tt) * p.out_stride_token + (int64_t)(w.g * Hk + h) * p.out_stride_head) +
+                        16 * ch;
+            *reinterpret_cast<uint4*>(dst) = v;
+        }
+    }
+}
+
+// Independent accumulator chains of the S^T phase (registers: NA x NQ / 2 floats per thread).
+#ifndef MLA_WG_SCHAINS32
+#define MLA_WG_SCHAINS32 2
+#endif
+template <int NQ>
+constexpr int kSChains = NQ == 16 ? 4 : MLA_WG_SCHAINS32;
+
 template <int N, int NQ>
 __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt_off, uint32_t p_off, float* red,
                                          const int* tok, int jt0, const int (&lim)[NQ / 4], float sl2,
@@ -135,22 +314,35 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
     const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3;
     const int r0 = 16 * wl + (lane >> 2);  // this thread's tokens r0, r0 + 8 of the tile
     const uint64_t dP = sw128_desc(sbase + p_off, 16, 1024);
-    // ---- S^T = K . Q^T over 576 dims ----
-    float s[NR];
+    // ---- S^T = K . Q^T over 576 dims, in NA independent accumulator chains (k-step kk goes to
+    // chain kk % NA): consecutive wgmmas then do not wait on each other's results ----
+    constexpr int NA = kSChains<NQ>;
+    float sa[NA][NR];
 #pragma unroll
-    for (int e = 0; e < NR; ++e) s[e] = 0.f;
+    for (int a = 0; a < NA; ++a)
+#pragma unroll
+        for (int e = 0; e < NR; ++e) sa[a][e] = 0.f;
     const uint64_t dK = sw128_desc(sbase + kt_off, 16, 1024);
-    reg_fence(s);
+#pragma unroll
+    for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < ((MLA_WG_ABLATE & 2) ? 0 : kD / 16); ++kk) {
         const int kb = kk >> 2, k4 = kk & 3;
-        wgmma<NQ, 0>(s, dK + uint64_t((kb * kBlk + k4 * 32) >> 4),
-                     dQ + uint64_t((kb * N * 128 + k4 * 32) >> 4), kk > 0);
+        wgmma<NQ, 0>(sa[kk % NA], dK + uint64_t((kb * kBlk + k4 * 32) >> 4),
+                     dQ + uint64_t((kb * N * 128 + k4 * 32) >> 4), kk >= NA);
     }
     wg_commit();
     wg_wait0();
-    reg_fence(s);
+#pragma unroll
+    for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
+    float s[NR];
+#pragma unroll
+    for (int e = 0; e < NR; ++e) {
+        s[e] = sa[0][e];
+#pragma unroll
+        for (int a = 1; a < NA; ++a) s[e] += sa[a][e];
+    }
 
     // ---- mask, scale to base-2 logits, column (query row) maxima ----
     const int jt = jt0 + r0;
@@ -210,10 +402,11 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
 #pragma unroll
     for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
     wg_fence();
+    // token step outer, dim block inner: 8 independent accumulators between dependent wgmmas
 #pragma unroll
-    for (int mb = 0; mb < ((MLA_WG_ABLATE & 1) ? 0 : 8); ++mb)
+    for (int kt = 0; kt < ((MLA_WG_ABLATE & 1) ? 0 : kTN / 16); ++kt)
 #pragma unroll
-        for (int kt = 0; kt < kTN / 16; ++kt)
+        for (int mb = 0; mb < 8; ++mb)
             wgmma<NQ, 1>(o[mb], dV + uint64_t((mb * kBlk + kt * 2048) >> 4), dP + uint64_t((kt * 32) >> 4), 1);
     wg_commit();
     wg_wait0();
@@ -243,9 +436,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     const float qsc = p.q_scale ? *p.q_scale : 1.0f;
     const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
     const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
-    const int Hk = p.kernel_heads, psl = p.page_size_log2;
-    const int psmask = (1 << psl) - 1;
-    const char* kv_g = static_cast<const char*>(p.kv);
 
     const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
     for (int wi = w_begin; wi < w_end; ++wi) {
@@ -254,78 +444,12 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
 
         __syncthreads();  // the previous work's epilogue is done with shared memory
-        // ---- Q tile -> shared (bf16, swizzled), rows past nrows zero ----
-        auto q_src = [&](int row) {
-            const int tt = row / Hk, h = row % Hk;
-            return static_cast<const char*>(p.q) +
-                   (Q8 ? 1 : 2) * ((int64_t)(w.qo_b + w.t0 + tt) * p.q_stride_token +
-                                   (int64_t)(w.g * Hk + h) * p.q_stride_head);
-        };
-        if constexpr (!Q8) {
-            for (int c = tid; c < N * 72; c += 256) {
-                const int row = c / 72, q = c - row * 72;
-                const bool ok = row < w.nrows;
-                cp_async16(sbase + C::OFF_Q + sw_off(N, row, q), ok ? q_src(row) + 16 * q : p.q, ok ? 16 : 0);
-            }
-            cp_commit();
-        } else {
-            for (int c = tid; c < N * 36; c += 256) {
-                const int row = c / 36, q8 = c - row * 36;
-                uint4 v = make_uint4(0, 0, 0, 0);
-                if (row < w.nrows) v = *reinterpret_cast<const uint4*>(q_src(row) + 16 * q8);
-                widen_store(smem + C::OFF_Q, N, row, q8, v);
-            }
-        }
+        load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
 
-        // ---- KV tile loader: 4 threads per token (one page lookup each), 16-byte chunks
-        // sub + 4 k; tokens past the work's end or on a bad page are zero-filled, never read ----
-        const int ld_t = tid >> 2, ld_sub = tid & 3;
-        // swizzled destinations of chunks sub + 4 k: block k / 2, chunk sub + 4 (k & 1)
-        const uint32_t ld_even = uint32_t(ld_t * 128 + ((ld_sub ^ (ld_t & 7)) << 4));
-        const uint32_t ld_odd = uint32_t(ld_t * 128 + (((ld_sub + 4) ^ (ld_t & 7)) << 4));
+        // ---- KV tiles: ring slot tile % STAGES ----
         auto issue = [&](int tile) {
-            if (tile < n_tiles) {
-                const int stage = tile % C::STAGES;
-                const int j = w.tok_begin + tile * kTN + ld_t;
-                bool ok = j < w.tok_end;
-                const char* src = kv_g;
-                if (ok) {
-                    const int pi = j >> psl;
-                    int page = -1;
-                    if (p.block_table_stride > 0) {
-                        if (pi < p.block_table_stride)
-                            page = p.page_table[(int64_t)w.b * p.block_table_stride + pi];
-                        else if (p.error_flag && ld_sub == 0)
-                            atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_INDEX);
-                    } else {
-                        const int64_t idx = (int64_t)w.kvi_b + pi;
-                        if (idx >= 0 && idx < p.num_page_indices)
-                            page = p.page_table[idx];
-                        else if (p.error_flag && ld_sub == 0)
-                            atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_INDEX);
-                    }
-                    if (page < 0 || page >= p.num_pages) {
-                        if (p.error_flag && ld_sub == 0) atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_ID);
-                        ok = false;
-                    } else {
-                        src = kv_g + ((int64_t)page * p.kv_stride_page + (int64_t)(j & psmask) * kD) * (KV8 ? 1 : 2) +
-                              16 * ld_sub;
-                    }
-                }
-                if (ld_sub == 0) tokok[stage * kTN + ld_t] = ok ? 1 : 0;
-                const int nb = ok ? 16 : 0;
-                if constexpr (KV8) {
-                    const uint32_t dst = sbase + C::OFF_KV + stage * kRaw8 + ld_t * kD + 16 * ld_sub;
-#pragma unroll
-                    for (int k = 0; k < kD / 64; ++k) cp_async16(dst + 64 * k, src + (ok ? 64 * k : 0), nb);
-                } else {
-                    const uint32_t base = sbase + C::OFF_KV + stage * kTile;
-#pragma unroll
-                    for (int k = 0; k < 2 * kD / 64; ++k)
-                        cp_async16(base + (k >> 1) * kBlk + ((k & 1) ? ld_odd : ld_even), src + (ok ? 64 * k : 0), nb);
-                }
-            }
-            cp_commit();  // one group per tile slot, even empty: keeps the wait count uniform
+            const int stage = tile % C::STAGES;
+            issue_tile<KV8>(p, w, tile, n_tiles, sbase + C::OFF_KV + stage * (KV8 ? kRaw8 : kTile), tokok + stage * kTN, tid);
         };
 #pragma unroll
         for (int s = 0; s < C::STAGES - 1; ++s) issue(s);
@@ -338,7 +462,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             const int row = wg * NQ + 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
             m_run[i] = -INFINITY;
             l_run[i] = 0.f;
-            lim[i] = row >= w.nrows ? -1 : p.causal ? w.n_kv - w.L + w.t0 + row / Hk : 0x7fffffff;
+            lim[i] = mla_dec::row_limit(p, w, row);
         }
         float o[8][NR];
 #pragma unroll
@@ -361,18 +485,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             } else {
                 __syncthreads();  // (A) raw tile landed; the widened tile is free
                 issue(tile + C::STAGES - 1);
-                // thread (token ld_t, sub): fp8 chunks q8 = sub + 4 k -> bf16 chunks 2 sub, 2 sub + 1
-                // of block k
-                const char* raw = smem + C::OFF_KV + stage * kRaw8 + ld_t * kD + 16 * ld_sub;
-                char* wide = smem + C::OFF_KVB + ld_t * 128;
-                const int c0 = ((2 * ld_sub) ^ (ld_t & 7)) << 4, c1 = ((2 * ld_sub + 1) ^ (ld_t & 7)) << 4;
-#pragma unroll
-                for (int k = 0; k < kD / 64; ++k) {
-                    uint4 wv[2];
-                    mla_dec::fp8x16_to_bf16(*reinterpret_cast<const uint4*>(raw + 64 * k), wv);
-                    *reinterpret_cast<uint4*>(wide + k * kBlk + c0) = wv[0];
-                    *reinterpret_cast<uint4*>(wide + k * kBlk + c1) = wv[1];
-                }
+                widen_tile(smem + C::OFF_KV + stage * kRaw8, smem + C::OFF_KVB, tid);
                 fence_proxy_async();
                 __syncthreads();  // (A') widened tile visible to the MMAs
                 kt_off = C::OFF_KVB;
@@ -386,7 +499,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         __syncthreads();  // every MMA done; the ring is idle and becomes the output staging
 
         // ---- epilogue: o = O / l * kv_scale (0 if no key), lse = (m + log2 l) ln 2 ----
-        const bool split = w.pql >= 0;
         float* obuf = reinterpret_cast<float*>(smem + C::OFF_KV);  // [N][kOPitch]
         if (mma) {
             float inv[NI], lt[NI];
@@ -426,39 +538,12 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
 #pragma unroll
                 for (int i = 0; i < NI; ++i) {
                     const int row = wg * NQ + 8 * (i >> 1) + 2 * lane + (i & 1);
-                    if (row >= w.nrows) continue;
-                    const float lse = lt[i] > 0.f ? (m_run[i] + __log2f(lt[i])) * kLn2 : -INFINITY;
-                    const int tt = row / Hk, h = row % Hk;
-                    if (split)
-                        p.partial_lse[(int64_t)(w.pql + tt) * Hk + h] = lse;
-                    else if (p.lse)
-                        p.lse[(int64_t)(w.qo_b + w.t0 + tt) * p.num_heads + w.g * Hk + h] = lse;
+                    if (row < w.nrows) store_lse(p, w, row, lt[i] > 0.f ? (m_run[i] + __log2f(lt[i])) * kLn2 : -INFINITY);
                 }
             }
         }
         __syncthreads();  // staged output visible
-        if (split) {
-            for (int c = tid; c < w.nrows * (kDV / 4); c += 256) {
-                const int row = c / (kDV / 4), ch = c % (kDV / 4);
-                const int tt = row / Hk, h = row % Hk;
-                const float4 v = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 4 * ch);
-                *reinterpret_cast<float4*>(p.partial_out + ((int64_t)(w.pql + tt) * Hk + h) * kDV + 4 * ch) = v;
-            }
-        } else {
-            for (int c = tid; c < w.nrows * (kDV / 8); c += 256) {
-                const int row = c / (kDV / 8), ch = c % (kDV / 8);
-                const int tt = row / Hk, h = row % Hk;
-                const float4 a = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 8 * ch);
-                const float4 b = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 8 * ch + 4);
-                const uint4 v = make_uint4(mla_dec::pack_bf16(a.x, a.y), mla_dec::pack_bf16(a.z, a.w),
-                                           mla_dec::pack_bf16(b.x, b.y), mla_dec::pack_bf16(b.z, b.w));
-                char* dst = static_cast<char*>(p.out) +
-                            2 * ((int64_t)(w.qo_b + w.t0 + tt) * p.out_stride_token +
-                                 (int64_t)(w.g * Hk + h) * p.out_stride_head) +
-                            16 * ch;
-                *reinterpret_cast<uint4*>(dst) = v;
-            }
-        }
+        store_rows(p, w, obuf, tid);
     }
 }
 
@@ -507,9 +592,6 @@ __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, ch
     const float qsc = p.q_scale ? *p.q_scale : 1.0f;
     const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
     const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
-    const int Hk = p.kernel_heads, psl = p.page_size_log2;
-    const int psmask = (1 << psl) - 1;
-    const char* kv_g = static_cast<const char*>(p.kv);
     // loader: token ld_t, 16-byte chunks ld_sub + 2 k (k < 18) of its 576-byte row
     const int ld_t = wt >> 1, ld_sub = wt & 1;
 
@@ -523,33 +605,13 @@ __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, ch
         uint4 pre[kD / 32];
         bool pre_ok = false;
         auto load = [&](int tile) {
-            pre_ok = false;
             const char* src = nullptr;
             if (tile < n_tiles) {
                 const int j = w.tok_begin + tile * kTN + ld_t;
-                if (j < w.tok_end) {
-                    const int pi = j >> psl;
-                    int page = -1;
-                    if (p.block_table_stride > 0) {
-                        if (pi < p.block_table_stride)
-                            page = p.page_table[(int64_t)w.b * p.block_table_stride + pi];
-                        else if (p.error_flag && ld_sub == 0)
-                            atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_INDEX);
-                    } else {
-                        const int64_t idx = (int64_t)w.kvi_b + pi;
-                        if (idx >= 0 && idx < p.num_page_indices)
-                            page = p.page_table[idx];
-                        else if (p.error_flag && ld_sub == 0)
-                            atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_INDEX);
-                    }
-                    if (page < 0 || page >= p.num_pages) {
-                        if (p.error_flag && ld_sub == 0) atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_ID);
-                    } else {
-                        pre_ok = true;
-                        src = kv_g + (int64_t)page * p.kv_stride_page + (int64_t)(j & psmask) * kD + 16 * ld_sub;
-                    }
-                }
+                if (j < w.tok_end) src = kv_row<true>(p, w, j, ld_sub == 0);
             }
+            pre_ok = src != nullptr;
+            if (pre_ok) src += 16 * ld_sub;
 #pragma unroll
             for (int k = 0; k < kD / 32; ++k)
                 pre[k] = pre_ok ? __ldcs(reinterpret_cast<const uint4*>(src + 32 * k)) : make_uint4(0, 0, 0, 0);
@@ -557,29 +619,8 @@ __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, ch
         load(wg);  // first tile of this warpgroup, in flight while Q lands
 
         __syncthreads();  // the previous work's epilogue is done with shared memory
-        // ---- Q tile -> shared (bf16, swizzled), rows past nrows zero ----
-        auto q_src = [&](int row) {
-            const int tt = row / Hk, h = row % Hk;
-            return static_cast<const char*>(p.q) +
-                   (Q8 ? 1 : 2) * ((int64_t)(w.qo_b + w.t0 + tt) * p.q_stride_token +
-                                   (int64_t)(w.g * Hk + h) * p.q_stride_head);
-        };
-        if constexpr (!Q8) {
-            for (int c = tid; c < N * 72; c += 256) {
-                const int row = c / 72, q = c - row * 72;
-                const bool ok = row < w.nrows;
-                cp_async16(sbase + C::OFF_Q + sw_off(N, row, q), ok ? q_src(row) + 16 * q : p.q, ok ? 16 : 0);
-            }
-            cp_commit();
-            cp_wait<0>();
-        } else {
-            for (int c = tid; c < N * 36; c += 256) {
-                const int row = c / 36, q8 = c - row * 36;
-                uint4 v = make_uint4(0, 0, 0, 0);
-                if (row < w.nrows) v = *reinterpret_cast<const uint4*>(q_src(row) + 16 * q8);
-                widen_store(smem + C::OFF_Q, N, row, q8, v);
-            }
-        }
+        load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
+        if constexpr (!Q8) cp_wait<0>();
         fence_proxy_async();
         __syncthreads();  // Q visible to both warpgroups' MMAs
 
@@ -590,7 +631,7 @@ __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, ch
             const int row = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
             m_run[i] = -INFINITY;
             l_run[i] = 0.f;
-            lim[i] = row >= w.nrows ? -1 : p.causal ? w.n_kv - w.L + w.t0 + row / Hk : 0x7fffffff;
+            lim[i] = mla_dec::row_limit(p, w, row);
         }
         float o[8][NR];
 #pragma unroll
@@ -624,7 +665,6 @@ __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, ch
         __syncthreads();  // both warpgroups' MMAs done: the tiles become the output staging
 
         // ---- merge the two warpgroups, normalise, stage, write ----
-        const bool split = w.pql >= 0;
         float* obuf = reinterpret_cast<float*>(smem + C::OFF_W);  // [N][kOPitch]
         float lt[NI];
 #pragma unroll
@@ -687,37 +727,10 @@ __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, ch
 #pragma unroll
             for (int i = 0; i < NI; ++i) {
                 const int row = 8 * (i >> 1) + 2 * lane + (i & 1);
-                if (row >= w.nrows) continue;
-                const float lse = lt[i] > 0.f ? (mt[i] + __log2f(lt[i])) * kLn2 : -INFINITY;
-                const int tt = row / Hk, h = row % Hk;
-                if (split)
-                    p.partial_lse[(int64_t)(w.pql + tt) * Hk + h] = lse;
-                else if (p.lse)
-                    p.lse[(int64_t)(w.qo_b + w.t0 + tt) * p.num_heads + w.g * Hk + h] = lse;
+                if (row < w.nrows) store_lse(p, w, row, lt[i] > 0.f ? (mt[i] + __log2f(lt[i])) * kLn2 : -INFINITY);
             }
         }
-        if (split) {
-            for (int c = tid; c < w.nrows * (kDV / 4); c += 256) {
-                const int row = c / (kDV / 4), ch = c % (kDV / 4);
-                const int tt = row / Hk, h = row % Hk;
-                const float4 v = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 4 * ch);
-                *reinterpret_cast<float4*>(p.partial_out + ((int64_t)(w.pql + tt) * Hk + h) * kDV + 4 * ch) = v;
-            }
-        } else {
-            for (int c = tid; c < w.nrows * (kDV / 8); c += 256) {
-                const int row = c / (kDV / 8), ch = c % (kDV / 8);
-                const int tt = row / Hk, h = row % Hk;
-                const float4 a = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 8 * ch);
-                const float4 b = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 8 * ch + 4);
-                const uint4 v = make_uint4(mla_dec::pack_bf16(a.x, a.y), mla_dec::pack_bf16(a.z, a.w),
-                                           mla_dec::pack_bf16(b.x, b.y), mla_dec::pack_bf16(b.z, b.w));
-                char* dst = static_cast<char*>(p.out) +
-                            2 * ((int64_t)(w.qo_b + w.t0 + tt) * p.out_stride_token +
-                                 (int64_t)(w.g * Hk + h) * p.out_stride_head) +
-                            16 * ch;
-                *reinterpret_cast<uint4*>(dst) = v;
-            }
-        }
+        store_rows(p, w, obuf, tid);
     }
 }
 

@@ -207,11 +207,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     MLA_META_MARK(3);
 
     // ---- 3. the cluster chain (warps 0..3) ------------------------------------------------
-    // Each round, lane L tries step L+1 from x assuming no snap in between; the steps up to and
-    // including the first one that snaps (or reaches total) are exact. y = x + m W lies in bucket
-    // floor(x / W) + m, so its request is a short search between two bucket entries.
+    // Each round, lane L takes the step from s_L = x + L d, assuming every step advances by d,
+    // the advance of the last accepted step (W at first: no snap). Lane 0 starts at the exact x,
+    // and lane L's start is exact while lanes 0..L-1 all advanced by d, so the steps up to and
+    // including the first lane whose advance differs are exact. With d = W this is "up to the
+    // first snap"; when every step snaps the same way (uniform batches: each step ends in a
+    // tile's overhead and moves to the next tile start) d becomes the tile cost and a round
+    // still accepts 128 steps. y = s_L + W lies in bucket floor(y / W), so its request is a
+    // short search between two bucket entries.
     if (tid < kChainLanes) {
-        int64_t x = 0, qx = 0;  // qx = floor(x / W)
+        int64_t x = 0, d = W;
         if (tid == 0) {
             X[0] = 0;
             TB[0] = 0;
@@ -229,11 +234,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                 }
                 break;
             }
-            const int64_t y = x + (int64_t)(tid + 1) * W;
+            const int64_t sl = x + (int64_t)tid * d;  // this lane's assumed start
+            const int64_t y = sl + W;
             int64_t z = total;
             int32_t tb = num_tiles, in = 0, xb = B;
             if (y < total) {
-                const int64_t bi = qx + tid + 1;  // bucket of y, < nb
+                const int64_t bi = y / W;  // bucket of y, < nb
                 int32_t lo = BK[bi], hi = (bi + 1 < nb) ? BK[bi + 1] : B - 1;
                 while (lo < hi) {  // largest b in [lo, hi] with R[b] <= y
                     const int32_t mid = (lo + hi + 1) >> 1;
@@ -255,7 +261,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                     xb = z < total ? lo : B;
                 }
             }
-            const unsigned m = __ballot_sync(kFull, z != y);
+            const unsigned m = __ballot_sync(kFull, z != sl + d);
             const int buf = (round & 1) * kChainWarps;
             if (lane == 0) MW[buf + warp] = (int32_t)m;
             if (lane == (m ? __ffs(m) - 1 : 31)) ZW[buf + warp] = z;
@@ -276,9 +282,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                 IN[cl + tid] = in;
                 XB[cl + tid] = xb;
             }
+            const int64_t dn = xn - (x + (int64_t)K * d);  // advance of the last accepted step
+            d = dn >= 1 ? dn : W;
             x = xn;
-            qx += K + 1;
-            while ((qx + 1) * W <= x) ++qx;
             cl += K + 1;
             ++round;
         }

@@ -1,0 +1,313 @@
+// decode_qm.cuh - the persistent sm_90a MLA decode kernel with the query rows on the MMA's M side
+// ("qm"), for row tiles of up to 64 rows (padded to 64), instantiated per (Q dtype, KV dtype, M)
+// by mla_decode_qm_<q>_<kv>.cu. Design, cost model and measurements: docs/kernels.md; contract
+// (works, rows, partials): docs/plan-layout.md.
+//
+// Per 64-token KV tile, two warpgroups (256 threads):
+//   warpgroup 0:  S [64 rows x 64 tokens] = Q [64 x 576] . K^T    36 x m64n64k16, A = Q, B = K
+//                 (both K-major in shared memory); mask, base-2 online softmax in registers; P
+//                 (bf16) becomes the A fragments of its own P.V MMAs and is copied, with the
+//                 rescale factor alpha, to shared memory for warpgroup 1;
+//   both:         O_w [64 x 256] = alpha O_w + P [64 x 64] . V[:, 256 w .. 256 w + 255]
+//                 4 x m64n256k16, A = P from registers, B = V (MN-major)
+// so the output is split by columns (128 fp32 registers per thread), every K and V tile is read
+// from shared memory once, in 36 + 8 MMAs. The KV loads (cp.async, 4 threads per token, a ring
+// of 2 tiles) of the next tile are issued in three parts: warpgroup 1 right after the tile
+// barrier, warpgroup 0 one part there and two around its S MMAs and softmax, so neither stalls
+// long on the load queue. fp8 KV lands as raw rows and is widened to bf16 by all threads; fp8 Q
+// is widened when staged. Loads, Q staging, widening and output writes: decode_wgmma.cuh.
+#pragma once
+#include "decode/decode_wgmma.cuh"
+
+namespace mla_wg {
+
+template <bool KV8>
+struct CfgQM {
+    static constexpr int STAGES = 2;
+    static constexpr int OFF_Q = 0;                              // Q, 64 rows bf16, swizzled
+    static constexpr int OFF_KV = 64 * 1152;                     // ring
+    static constexpr int RING = STAGES * (KV8 ? kRaw8 : kTile);
+    static constexpr int OFF_KVB = OFF_KV + RING;                // fp8: the widened bf16 tile
+    static constexpr int OFF_P = OFF_KVB + (KV8 ? kTile : 0);    // P fragments [4 k-blocks][128] uint4
+    static constexpr int OFF_MX = OFF_P + 2 * 2 * 128 * 16;      // alpha [64]; l exchange [2][128][2]
+    static constexpr int OFF_TOK = OFF_MX + 2 * 128 * 2 * 4;     // token flags [STAGES][64]
+    static constexpr int SMEM = OFF_TOK + STAGES * kTN * 4;
+    static_assert(SMEM == mla_decode_qm_smem_bytes(KV8), "smem layout and formula disagree");
+    static_assert(SMEM <= 232448, "more than 227 KB of shared memory");
+    static_assert(64 * kOPitch * 4 <= RING + (KV8 ? kTile : 0), "output staging does not fit the ring");
+    static_assert(OFF_KV % 1024 == 0 && OFF_KVB % 1024 == 0, "swizzle atoms");
+};
+
+// D[64 x 256] += A . B, bf16 in, fp32 accumulate: A from registers (the m64k16 A fragment: 4 x
+// bf16x2 per thread), B from shared memory through descriptor b, MN-major (N contiguous: trans-b).
+__device__ __forceinline__ void wgmma_n256_rs(float (&d)[128], const uint32_t (&a)[4], uint64_t b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+        "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+        "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+        "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+        "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
+        "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, "
+        "{%128,%129,%130,%131}, %132, p, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
+}
+
+// D[64 x 64] (+)= A . B, bf16 in, fp32 accumulate, both operands K-major in shared memory.
+__device__ __forceinline__ void wgmma_n64_ss(float (&d)[32], uint64_t a, uint64_t b, int acc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+        "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
+        "%32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(a), "l"(b), "r"(acc));
+}
+
+// Measurement hook (docs/kernels.md): -DMLA_QM_ABLATE=1 skips every MMA and the softmax (loads,
+// widening and barriers only), 2 skips the KV loads (MMAs on stale shared memory). Results are then
+// wrong; the shipped cubins are built with 0.
+#ifndef MLA_QM_ABLATE
+#define MLA_QM_ABLATE 0
+#endif
+
+// B descriptor strides of the V operand, MN-major 128-byte-swizzle canonical layout (PTX ISA):
+// LBO = 8 KB between 64-column blocks (along N), SBO = 1 KB between 8-token groups (along K).
+constexpr uint32_t kVLbo = kBlk, kVSbo = 1024;
+
+template <int M, bool Q8, bool KV8>
+__device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char* smem) {
+    using C = CfgQM<KV8>;
+    using LD = TileLoader<KV8, 4>;
+    constexpr int K3 = LD::K / 3;  // the next tile's loads go out in three parts of K3 chunks
+    constexpr bool kSplit = !(MLA_QM_ABLATE & 3);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
+    const int wt = tid & 127;
+    if (blockDim.x != 256) return;  // the table's launch_threads disagrees: do nothing
+    const uint32_t sbase = smem_u32(smem);
+    {
+        uint32_t dsmem;
+        asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dsmem));
+        if (dsmem < static_cast<uint32_t>(C::SMEM) || (sbase & 1023u) != 0) {
+            if (tid == 0 && p.error_flag) atomicOr(p.error_flag, MLA_DECODE_ERR_SMEM);
+            return;
+        }
+    }
+    uint4* pex = reinterpret_cast<uint4*>(smem + C::OFF_P);    // [kb][128]
+    float* mex = reinterpret_cast<float*>(smem + C::OFF_MX);   // alpha [64] / l [wg][128][2]
+    int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);    // [STAGES][64]
+
+    const float qsc = p.q_scale ? *p.q_scale : 1.0f;
+    const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
+    const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
+    // this thread's rows r0 and r0 + 8 of the 64 (accumulator layout of m64nN)
+    const int r0 = 16 * wl + (lane >> 2), cq = 2 * (lane & 3);
+
+    const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
+    for (int wi = w_begin; wi < w_end; ++wi) {
+        mla_dec::Work w;
+        if (!mla_dec::load_work(p, wi, M, w)) continue;
+        const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
+        auto slot_of = [&](int tile) { return sbase + C::OFF_KV + (tile % C::STAGES) * (KV8 ? kRaw8 : kTile); };
+        auto flags_of = [&](int tile) { return tokok + (tile % C::STAGES) * kTN; };
+
+        __syncthreads();  // the previous work's epilogue is done with shared memory
+        load_q<64, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
+        if (MLA_QM_ABLATE & 2) cp_commit();
+        else issue_tile<KV8, 4>(p, w, 0, n_tiles, slot_of(0), flags_of(0), tid);
+
+        float m_run[2], l_run[2];
+        int lim[2];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            m_run[i] = -INFINITY;
+            l_run[i] = 0.f;
+            lim[i] = mla_dec::row_limit(p, w, r0 + 8 * i);
+        }
+        float o[128];
+#pragma unroll
+        for (int e = 0; e < 128; ++e) o[e] = 0.f;
+        const uint64_t dQ = sw128_desc(sbase + C::OFF_Q, 16, 1024);
+        LD ld;
+
+        for (int tile = 0; tile < n_tiles; ++tile) {
+            const int stage = tile % C::STAGES;
+            cp_wait<0>();
+            if constexpr (!KV8) fence_proxy_async();  // cp.async data (and Q) -> the MMAs' async proxy
+            __syncthreads();  // (A) tile landed for all; the other slot (and the widened tile) is free
+            // the next tile's loads: part 1 by everyone now, parts 2-3 by warpgroup 1 now and by
+            // warpgroup 0 while its S MMAs run / after its softmax
+            ld.begin(p, w, tile + 1, n_tiles, slot_of(tile + 1), flags_of(tile + 1), tid);
+            if (kSplit) ld.template part<0, K3>();
+            if (wg == 1) {
+                if (kSplit) ld.template part<K3, LD::K>();
+                ld.commit();
+            }
+            uint32_t kt_off = C::OFF_KV + stage * kTile;
+            if constexpr (KV8) {
+                widen_tile(smem + C::OFF_KV + stage * kRaw8, smem + C::OFF_KVB, tid);
+                fence_proxy_async();
+                __syncthreads();  // (A') widened tile visible to the MMAs
+                kt_off = C::OFF_KVB;
+            }
+
+            float alpha[2] = {1.f, 1.f};
+            uint32_t a[4][4];  // P as the A fragments of the tile's 4 k-blocks (16 tokens each)
+            // ---- warpgroup 0: S = Q . K^T [64 rows x 64 tokens], 36 x m64n64k16; softmax ----
+            if (wg == 0) {
+                float sacc[32];
+#pragma unroll
+                for (int e = 0; e < 32; ++e) sacc[e] = 0.f;
+                const uint64_t dK = sw128_desc(sbase + kt_off, 16, 1024);
+                reg_fence(sacc);
+                wg_fence();
+#pragma unroll
+                for (int kk = 0; kk < ((MLA_QM_ABLATE & 1) ? 0 : kD / 16); ++kk) {
+                    const uint64_t koff = uint64_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
+                    wgmma_n64_ss(sacc, dQ + koff, dK + koff, kk > 0);
+                }
+                wg_commit();
+                if (kSplit) ld.template part<K3, 2 * K3>();  // while the S MMAs run
+                wg_wait0();
+                reg_fence(sacc);
+                // sacc[e]: row r0 + 8 ((e >> 1) & 1), token 8 (e >> 2) + cq + (e & 1) of the tile
+                const int jt0 = w.tok_begin + tile * kTN;
+                const int* tk = tokok + stage * kTN;
+                float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+                for (int e = 0; e < 32; ++e) {
+                    const int ri = (e >> 1) & 1, jj = 8 * (e >> 2) + cq + (e & 1);
+                    sacc[e] = (tk[jj] != 0 && jt0 + jj <= lim[ri]) ? sacc[e] * sl2 : -INFINITY;
+                    mx[ri] = fmaxf(mx[ri], sacc[e]);
+                }
+                float mn[2];
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
+                    mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
+                    mn[i] = fmaxf(m_run[i], mx[i]);
+                    alpha[i] = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - mn[i]);
+                    m_run[i] = mn[i];
+                    l_run[i] *= alpha[i];
+                }
+                // p = 2^(s - m), 0 while a row has seen no key (no -inf - -inf); k-block kb's A
+                // fragment: {p[8kb], p[8kb+1]}, {p[8kb+2], ..+3}, {p[8kb+4], ..+5}, {p[8kb+6], ..+7}
+#pragma unroll
+                for (int e = 0; e < 32; e += 2) {
+                    const int ri = (e >> 1) & 1;
+                    const float pa = mn[ri] == -INFINITY ? 0.f : ex2(sacc[e] - mn[ri]);
+                    const float pb = mn[ri] == -INFINITY ? 0.f : ex2(sacc[e + 1] - mn[ri]);
+                    l_run[ri] += pa + pb;
+                    a[e >> 3][(e >> 1) & 3] = mla_dec::pack_bf16(pa, pb);
+                }
+#pragma unroll
+                for (int kb = 0; kb < 4; ++kb) pex[kb * 128 + wt] = make_uint4(a[kb][0], a[kb][1], a[kb][2], a[kb][3]);
+                if ((lane & 3) == 0) {
+                    mex[r0] = alpha[0];
+                    mex[r0 + 8] = alpha[1];
+                }
+                if (kSplit) ld.template part<2 * K3, LD::K>();
+                ld.commit();
+            }
+            __syncthreads();  // (B) P and alpha visible to warpgroup 1
+            if (wg == 1) {
+#pragma unroll
+                for (int kb = 0; kb < 4; ++kb) {
+                    const uint4 v = pex[kb * 128 + wt];
+                    a[kb][0] = v.x;
+                    a[kb][1] = v.y;
+                    a[kb][2] = v.z;
+                    a[kb][3] = v.w;
+                }
+                alpha[0] = mex[r0];
+                alpha[1] = mex[r0 + 8];
+            }
+            if (MLA_QM_ABLATE & 1) continue;
+
+            // ---- O_w = O_w * alpha + P . V[:, 256 wg ..] over the tile's 4 k-blocks ----
+#pragma unroll
+            for (int e = 0; e < 128; ++e) o[e] *= alpha[(e >> 1) & 1];
+            const uint64_t dV = sw128_desc(sbase + kt_off + wg * 4 * kBlk, kVLbo, kVSbo);
+            reg_fence(o);
+#pragma unroll
+            for (int kb = 0; kb < 4; ++kb)
+#pragma unroll
+                for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[kb][i])::"memory");
+            wg_fence();
+#pragma unroll
+            for (int kb = 0; kb < 4; ++kb) wgmma_n256_rs(o, a[kb], dV + uint64_t((kb * 2048) >> 4));
+            wg_commit();
+            wg_wait0();
+            reg_fence(o);
+        }
+        cp_wait<0>();
+
+        // ---- epilogue: o = O / l * kv_scale (0 if no key), lse = (m + log2 l) ln 2 ----
+        // l lives in warpgroup 0 (warpgroup 1's l_run stays 0); both add the two exchanged sums.
+        float lt[2];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            lt[i] = l_run[i] + __shfl_xor_sync(0xffffffffu, l_run[i], 1);
+            lt[i] += __shfl_xor_sync(0xffffffffu, lt[i], 2);
+        }
+        __syncthreads();  // every MMA done; the exchange buffers and the ring are free
+        *reinterpret_cast<float2*>(mex + (wg * 128 + wt) * 2) = make_float2(lt[0], lt[1]);
+        __syncthreads();
+        {
+            const float2 ol = *reinterpret_cast<const float2*>(mex + ((wg ^ 1) * 128 + wt) * 2);
+            lt[0] += ol.x;
+            lt[1] += ol.y;
+        }
+        float* obuf = reinterpret_cast<float*>(smem + C::OFF_KV);  // [64][kOPitch]
+#pragma unroll
+        for (int e = 0; e < 128; e += 2) {
+            const int ri = (e >> 1) & 1;
+            const float inv = lt[ri] > 0.f ? kvsc / lt[ri] : 0.f;
+            const int row = r0 + 8 * ri, col = 256 * wg + 8 * (e >> 2) + cq;
+            *reinterpret_cast<float2*>(obuf + row * kOPitch + col) = make_float2(o[e] * inv, o[e + 1] * inv);
+        }
+        if (wg == 0 && (lane & 3) == 0) {
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                const int row = r0 + 8 * i;
+                if (row < w.nrows)
+                    store_lse(p, w, row, lt[i] > 0.f ? (m_run[i] + __log2f(lt[i])) * kLn2 : -INFINITY);
+            }
+        }
+        __syncthreads();  // staged output visible
+        store_rows(p, w, obuf, tid);
+    }
+}
+
+}  // namespace mla_wg
+
+// Defines the extern "C" kernel mla_decode_qm_<QN>_<KVN>_m<M>.
+#define MLA_DECODE_QM_KERNEL(QN, KVN, Q8, KV8, M)                                                 \
+    extern "C" __global__ void __launch_bounds__(256, 1)                                          \
+        mla_decode_qm_##QN##_##KVN##_m##M(const __grid_constant__ mla_decode_params p) {           \
+        extern __shared__ __align__(1024) char smem[];                                            \
+        mla_wg::decode_qm_body<M, Q8, KV8>(p, smem);                                              \
+    }
