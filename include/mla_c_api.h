@@ -738,9 +738,9 @@ typedef struct mla_decode_args {
     const int32_t* block_table;   /* [B, block_table_stride]                                       */
     int32_t block_table_stride;   /* max blocks per request                                        */
     const int32_t* seq_lens;      /* [B] tokens (documentation only, not read)                     */
-    void* out;                    /* [total_q, H, 512] bf16                                        */
-    int64_t out_stride_token;     /* 0 = H*512                                                     */
-    int64_t out_stride_head;      /* 0 = 512                                                       */
+    void* out;                    /* [total_q, H, 512] of out_dtype (bf16 unless out_dtype below) */
+    int64_t out_stride_token;     /* 0 = H*512, elements of out_dtype                              */
+    int64_t out_stride_head;      /* 0 = 512, elements of out_dtype                                */
     float* lse;                   /* [total_q, H] fp32 natural log, NULL = not wanted              */
     const mla_metadata_buffers* plan;  /* device buffers from the planner for this batch          */
     const mla_metadata_params* plan_params; /* the params the plan was made with                  */
@@ -774,16 +774,31 @@ typedef struct mla_decode_args {
                                      synchronisation (device arrays), see mla_decode_fwd        */
     int32_t cp_world_size;        /* W >= 1; 1 = no context parallel (default)                     */
     int32_t cp_rank;              /* this rank, 0 <= cp_rank < W (default 0)                       */
+    /* Output dtype (appended after the cprr fields: a caller whose struct_size ends before it
+     * gets MLA_DTYPE_BF16; so does a zeroed struct, MLA_DTYPE_BF16 being 0).
+     * MLA_DTYPE_BF16 (default): out is bf16 [total_q, H, 512]. MLA_DTYPE_FP32: out is fp32
+     * [total_q, H, 512], written without the final bf16 rounding (both the decode kernel's
+     * unsplit works and the reducer store fp32): what context-parallel ranks hand to
+     * mla_merge_attn_states as partial_dtype MLA_DTYPE_FP32, so that the merged output is
+     * rounded to bf16 once. For either dtype out_stride_token / out_stride_head count elements
+     * of out_dtype, out must be 16-byte aligned and both strides multiples of 16 bytes (8 bf16
+     * or 4 fp32 elements); lse stays fp32. Any other value: MLA_ERROR_INVALID_ARGUMENT. fp32
+     * out needs a wgmma kernel (mla_decode_qm_* / mla_decode_wg_*, every row of the shipped
+     * table): a table row naming the mma.sync fallback (mla_decode_<q>_<kv>_m*) gives
+     * MLA_ERROR_UNSUPPORTED_SHAPE. */
+    mla_dtype out_dtype;
 } mla_decode_args;
-#define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, 1, 0}
+#define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, 1, 0, MLA_DTYPE_BF16}
 
 /* Runs decode on `stream` (CUstream / hipStream_t; NULL = default stream): the decode kernel of
  * table mla_decode (key: dtypes, row tile M, causal, lse, cprr = (cp_world_size > 1)) with
  * num_clusters CTAs, then, when the plan can split (partial_rows > 0), the reducer of table
- * mla_reduce. sm_90a only.
+ * mla_reduce. sm_90a only. out_dtype (bf16 or fp32) is a run-time flag of both kernels, not a
+ * table key: the same rows and symbols run either.
  * MLA_ERROR_INVALID_ARGUMENT: null or misaligned pointer (q, kv_cache, out 16-byte aligned; q,
- * kv strides a multiple of 16 bytes; out strides a multiple of 8 elements; index arrays 4-byte,
- * work_info_set and workspace 16-byte aligned), a size that disagrees (strides that overlap,
+ * kv and out strides multiples of 16 bytes, i.e. out strides multiples of 8 bf16 / 4 fp32
+ * elements; index arrays 4-byte, work_info_set and workspace 16-byte aligned), out_dtype other
+ * than MLA_DTYPE_BF16 / MLA_DTYPE_FP32, a size that disagrees (strides that overlap,
  * kv_stride_page < page_size * 576, scale pointer missing for fp8), a plan made for another
  * arch, head count, batch, qlen, page size, causal flag or dtype (plan_params is compared with
  * args field by field); context parallel: cp_world_size < 1, cp_rank outside [0, W),
@@ -791,8 +806,8 @@ typedef struct mla_decode_args {
  * is_cp_round_robin = 0 for W > 1 (its causal trim drops keys a row sees under the global
  * mask) or with is_cp_round_robin = 1 for W = 1 (a forgotten cp_world_size).
  * MLA_ERROR_BUFFER_TOO_SMALL: workspace or plan buffers smaller than mla_metadata_info(plan_params)
- * says. MLA_ERROR_UNSUPPORTED_SHAPE: the head plan rejects the shape, or the context is not
- * sm_90a. MLA_ERROR_NO_KERNEL: no table row for the key. MLA_ERROR_TABLE: a row whose
+ * says. MLA_ERROR_UNSUPPORTED_SHAPE: the head plan rejects the shape, the context is not
+ * sm_90a, or out_dtype fp32 with a row naming the mma.sync fallback kernel. MLA_ERROR_NO_KERNEL: no table row for the key. MLA_ERROR_TABLE: a row whose
  * launch_threads / launch_smem disagree with the kernel build. MLA_ERROR_CODE_OBJECT,
  * MLA_ERROR_LAUNCH from the runtime. Page ids: see error_flag. Not checked (device memory, no
  * synchronisation): the contents of g_kv_indptr and whether each local length equals

@@ -91,6 +91,15 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     if (kv8) check_ptr(a.kv_scale, 4, "kv_scale (required for fp8 KV)");
     else if (a.kv_scale) check_ptr(a.kv_scale, 4, "kv_scale");
 
+    // ---- output dtype: bf16 (default) or fp32 (context-parallel partials, docs/kernels.md) ----
+    MLA_CHECK_ARG(a.out_dtype == MLA_DTYPE_BF16 || a.out_dtype == MLA_DTYPE_FP32,
+                  where << "out_dtype " << int(a.out_dtype) << " ("
+                        << (mla_dtype_string(a.out_dtype) ? mla_dtype_string(a.out_dtype) : "unknown")
+                        << ") is not MLA_DTYPE_BF16 (" << int(MLA_DTYPE_BF16) << ") or MLA_DTYPE_FP32 ("
+                        << int(MLA_DTYPE_FP32) << ")");
+    const bool out32 = a.out_dtype == MLA_DTYPE_FP32;
+    const int64_t oe = out32 ? 4 : 2;  // bytes per out element
+
     // ---- tensors and strides ----
     const int64_t H = a.num_heads;
     const int64_t qsh = a.q_stride_head ? a.q_stride_head : 576;
@@ -107,9 +116,10 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     MLA_CHECK_ARG(osh >= 512 && (H == 1 || ost >= (H - 1) * osh + 512),
                   where << "out strides (token " << ost << ", head " << osh
                         << ") overlap rows of 512 elements");
-    MLA_CHECK_ARG(osh % 8 == 0 && ost % 8 == 0,
+    MLA_CHECK_ARG((osh * oe) % 16 == 0 && (ost * oe) % 16 == 0,
                   where << "out strides (token " << ost << ", head " << osh
-                        << ") must be multiples of 8 elements");
+                        << ") must be multiples of 16 bytes (" << 16 / oe << " elements of "
+                        << (out32 ? "fp32" : "bf16") << " out)");
     MLA_CHECK_ARG(kvsp >= int64_t(a.page_size) * 576 && (kvsp * kve) % 16 == 0,
                   where << "kv_stride_page " << kvsp << " must be >= page_size * 576 = "
                         << int64_t(a.page_size) * 576 << " and a multiple of 16 bytes");
@@ -277,6 +287,14 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                                   << d.decode_row->knl_name << " launch_threads " << d.threads
                                   << " / launch_smem " << d.smem << ", the kernel is built for "
                                   << want_threads << " / " << want_smem);
+    // fp32 out is written by the wgmma families' epilogues and the reducer only; the mma.sync
+    // fallback (no rows in the shipped table) stores bf16 whatever out_fp32 says.
+    if (out32 && !qm_family && !wg_family)
+        MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE,
+                 where << "out_dtype fp32 is not supported by " << kn << " (the mma.sync fallback, "
+                       << d.decode_row->file << ":" << d.decode_row->line
+                       << "): only the wgmma kernels (mla_decode_qm_*, mla_decode_wg_*) write fp32 out; "
+                          "use out_dtype bf16");
     d.grid = unsigned(sz.num_clusters);
     d.row_tile = m;
     d.kernel_heads = hk;
@@ -336,6 +354,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     p.cp_world_size = cprr ? W : 1;
     p.cp_rank = cprr ? a.cp_rank : 0;
     p.g_kv_indptr = cprr ? a.g_kv_indptr : nullptr;  // W = 1: not read, not passed
+    p.out_fp32 = out32 ? 1 : 0;
 
     mla_reduce_params& rp = d.reduce;
     rp.partial_out = pout;
@@ -353,6 +372,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     rp.kernel_heads = hk;
     rp.qk_batch_ratio = r;
     rp.num_tiles = int(d.reduce_grid);
+    rp.out_fp32 = out32 ? 1 : 0;
     return d;
 }
 

@@ -173,6 +173,42 @@ TEST_CASE("cp_shard: a shard's DeviceRun passes W, rank and g_kv_indptr to mla_d
         std::memcpy(&p, fake_rt_launch(before)->args, sizeof p);
         CHECK(p.cp_world_size == 1);
         CHECK(p.g_kv_indptr == nullptr);
+        CHECK(p.out_fp32 == 0);
+        CHECK(run.args.out_dtype == MLA_DTYPE_BF16);
+    }
+    {
+        // fp32 out (Spec::out_dtype, what a context-parallel rank writes): out_dtype reaches
+        // both kernels' params, and fetch() copies the floats back unrounded
+        Problem f = sh;
+        f.spec.out_dtype = MLA_DTYPE_FP32;
+        DeviceRun run;
+        REQUIRE(run.setup(ctx, f));
+        CHECK(run.args.out_dtype == MLA_DTYPE_FP32);
+        const int before = fake_rt_launch_count();
+        REQUIRE(run.launch());
+        REQUIRE(fake_rt_launch_count() > before);
+        mla_decode_params p;
+        std::memcpy(&p, fake_rt_launch(before)->args, sizeof p);
+        CHECK(p.out_fp32 == 1);
+        CHECK(p.cp_world_size == 3);
+        for (int i = before + 1; i < fake_rt_launch_count(); ++i) {
+            mla_reduce_params rp;
+            REQUIRE(fake_rt_launch(i)->args_bytes == sizeof rp);
+            std::memcpy(&rp, fake_rt_launch(i)->args, sizeof rp);
+            CHECK(rp.out_fp32 == 1);
+        }
+        // the fake's device memory is host memory: floats no bf16 can hold come back as written
+        const size_t n = size_t(f.total_q) * f.spec.heads * 512;
+        float* o = static_cast<float*>(run.args.out);
+        for (size_t i = 0; i < n; ++i) o[i] = 1.0f + float(i % 1000) * 1e-6f;
+        std::vector<float> out, lse;
+        int32_t flag = -1;
+        REQUIRE(run.fetch(f, out, lse, flag));
+        REQUIRE(out.size() == n);
+        size_t same = 0;
+        for (size_t i = 0; i < n; ++i) same += out[i] == 1.0f + float(i % 1000) * 1e-6f;
+        CHECK(same == n);
+        CHECK(flag == 0);
     }
     mla_context_destroy(ctx);
 }

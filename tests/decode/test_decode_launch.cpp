@@ -142,7 +142,7 @@ struct Call {
         const size_t qe = mla_dtype_size(qd), kve = mla_dtype_size(kvd);
         q.resize(size_t(qo[B]) * H * 576 * qe + 64);
         kv.resize(size_t(kvi[B]) * ps * 576 * kve + 64);
-        out_buf.resize(size_t(qo[B]) * H * 512 * 2 + 64);
+        out_buf.resize(size_t(qo[B]) * H * 512 * 4 + 64);  // room for fp32 out too
         lse.resize(size_t(qo[B]) * H);
         work.resize(size_t(sz.workspace_bytes) + 64);
         a.q_dtype = qd;
@@ -243,7 +243,7 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
     CHECK(p.cp_world_size == 1);  // no context parallel: W = 1, no global lengths
     CHECK(p.cp_rank == 0);
     CHECK(p.g_kv_indptr == nullptr);
-    CHECK(p.pad == 0);
+    CHECK(p.out_fp32 == 0);  // bf16 out (the default)
     if (c.sz.partial_rows > 0) {
         REQUIRE(fake_rt_launch_count() == 2);
         const fake_rt_launch_record* rr = fake_rt_launch(1);
@@ -261,6 +261,7 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
               static_cast<char*>(c.a.workspace) + (pout + 255) / 256 * 256);
         CHECK(rp.num_tiles == int(c.sz.reduce_indptr_len - 1));
         CHECK(rp.kernel_heads == 16);
+        CHECK(rp.out_fp32 == 0);
         CHECK(p.partial_out == rp.partial_out);
         CHECK(p.partial_lse == rp.partial_lse);
     } else {
@@ -485,7 +486,7 @@ TEST_CASE("decode launch: round-robin context parallel launches the cprr row wit
         CHECK(p.cp_rank == k.rank);
         CHECK(p.g_kv_indptr == c.g.data());
         CHECK(p.causal == 1);
-        CHECK(p.pad == 0);
+        CHECK(p.out_fp32 == 0);
         CHECK(p.q == c.a.q);
         CHECK(p.kv_indptr == c.kvi.data());
         CHECK(p.page_table == c.pages.data());
@@ -623,6 +624,216 @@ TEST_CASE("decode launch: a caller built before the cprr fields gets W = 1", "[d
     mla_context_destroy(ctx);
 }
 
+namespace {
+
+// The int32 at `off` of a launch's packed params bytes.
+int32_t param_i32(const fake_rt_launch_record* r, size_t off) {
+    int32_t v = -1;
+    REQUIRE(off + 4 <= r->args_bytes);
+    std::memcpy(&v, r->args + off, 4);
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("decode launch: fp32 out sets out_fp32 in the decode and the reduce params",
+          "[decode][out_dtype]") {
+    // Same kernels, grid, block and shared memory as bf16 out: out_dtype is a run-time flag of
+    // both kernels (params out_fp32), never a table key. kv_len 2000 over 132 clusters splits,
+    // so the reducer (which then writes fp32 out) follows the decode.
+    struct K {
+        int H, L;
+        mla_dtype q, kv;
+        int m, W, rank;
+    };
+    const K ks[] = {
+        {16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 16, 1, 0},
+        {16, 2, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 32, 1, 0},
+        {128, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 64, 1, 0},
+        {64, 1, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 64, 1, 0},
+        {16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 16, 2, 1},        // a context-parallel rank
+        {128, 2, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 64, 4, 3},
+    };
+    int reduced = 0;
+    for (const K& k : ks) {
+        INFO("heads " << k.H << " qlen " << k.L << " W " << k.W);
+        mla_context* ctx = make_ctx();
+        Call c(3, k.H, k.L, 16, 2000, k.q, k.kv, 1, true, k.W, k.rank);
+        mla_decode_args bf = c.a;
+        REQUIRE(bf.out_dtype == MLA_DTYPE_BF16);  // MLA_DECODE_ARGS_INIT's default
+        REQUIRE(mla_decode_fwd(ctx, &bf, nullptr) == MLA_SUCCESS);
+        const int n_bf = fake_rt_launch_count();
+        mla_decode_args f = c.a;
+        f.out_dtype = MLA_DTYPE_FP32;
+        const mla_status st = mla_decode_fwd(ctx, &f, nullptr);
+        INFO(mla_last_error());
+        REQUIRE(st == MLA_SUCCESS);
+        REQUIRE(fake_rt_launch_count() == 2 * n_bf);
+        const fake_rt_launch_record* r0 = fake_rt_launch(0);
+        const fake_rt_launch_record* r = fake_rt_launch(n_bf);
+        CHECK(std::string(r->symbol) == table_symbol(k.q, k.kv, k.m));
+        CHECK(std::string(r->symbol) == r0->symbol);
+        CHECK(r->grid[0] == r0->grid[0]);
+        CHECK(r->block[0] == r0->block[0]);
+        CHECK(r->shared == r0->shared);
+        // the params bytes: out_fp32 at its offset, 0 for the bf16 call, 1 for the fp32 call
+        CHECK(param_i32(r0, offsetof(mla_decode_params, out_fp32)) == 0);
+        CHECK(param_i32(r, offsetof(mla_decode_params, out_fp32)) == 1);
+        const mla_decode_params p = params_of(r);
+        CHECK(p.out == c.a.out);
+        CHECK(p.out_stride_token == int64_t(k.H) * 512);  // elements (floats) either way
+        CHECK(p.out_stride_head == 512);
+        CHECK(p.cp_world_size == k.W);
+        CHECK(p.cp_rank == (k.W > 1 ? k.rank : 0));
+        // every other byte of the params equals the bf16 call's
+        mla_decode_params pb = params_of(r0);
+        pb.out_fp32 = 1;
+        CHECK(std::memcmp(&pb, &p, sizeof p) == 0);
+        if (c.sz.partial_rows > 0) {
+            REQUIRE(n_bf == 2);
+            const fake_rt_launch_record* rr0 = fake_rt_launch(1);
+            const fake_rt_launch_record* rr = fake_rt_launch(n_bf + 1);
+            CHECK(std::string(rr->symbol) == "mla_reduce_bf16");  // the one reducer writes both
+            REQUIRE(rr->args_bytes == sizeof(mla_reduce_params));
+            CHECK(param_i32(rr0, offsetof(mla_reduce_params, out_fp32)) == 0);
+            CHECK(param_i32(rr, offsetof(mla_reduce_params, out_fp32)) == 1);
+            mla_reduce_params a0, a1;
+            std::memcpy(&a0, rr0->args, sizeof a0);
+            std::memcpy(&a1, rr->args, sizeof a1);
+            CHECK(a1.out == c.a.out);
+            CHECK(a1.out_stride_token == int64_t(k.H) * 512);
+            CHECK(a1.out_stride_head == 512);
+            a0.out_fp32 = 1;
+            CHECK(std::memcmp(&a0, &a1, sizeof a1) == 0);
+            CHECK(rr->grid[0] == rr0->grid[0]);
+            CHECK(rr->grid[1] == rr0->grid[1]);
+            ++reduced;
+        }
+        // check_decode sets both flags
+        const mla::launch::DecodeLaunch d = mla::launch::check_decode(ctx, f);
+        CHECK(d.decode.out_fp32 == 1);
+        CHECK(d.reduce.out_fp32 == 1);
+        const mla::launch::DecodeLaunch d0 = mla::launch::check_decode(ctx, bf);
+        CHECK(d0.decode.out_fp32 == 0);
+        CHECK(d0.reduce.out_fp32 == 0);
+        mla_context_destroy(ctx);
+    }
+    CHECK(reduced >= 4);  // the reducer path is exercised with fp32 out
+}
+
+TEST_CASE("decode launch: out strides and alignment are checked in out_dtype's element size",
+          "[decode][out_dtype]") {
+    mla_context* ctx = make_ctx();
+    Call c(2, 16, 1, 64, 300);
+    mla_decode_args f = c.a;
+    f.out_dtype = MLA_DTYPE_FP32;
+    mla_decode_args a;
+    // 516 elements: 2064 bytes as fp32 (a multiple of 16: accepted), 1032 as bf16 (refused)
+    a = f;
+    a.out_stride_head = 516;
+    a.out_stride_token = 16 * 516;
+    {
+        const int before = fake_rt_launch_count();
+        REQUIRE(mla_decode_fwd(ctx, &a, nullptr) == MLA_SUCCESS);
+        REQUIRE(fake_rt_launch_count() > before);
+        const mla_decode_params p = params_of(fake_rt_launch(before));
+        CHECK(p.out_stride_head == 516);
+        CHECK(p.out_stride_token == 16 * 516);
+        CHECK(p.out_fp32 == 1);
+    }
+    a.out_dtype = MLA_DTYPE_BF16;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "multiples of 16 bytes (8 elements of bf16 out)");
+    // 514 / 8228 elements: 2056 / 32912 bytes as fp32, not multiples of 16
+    a = f;
+    a.out_stride_head = 514;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "multiples of 16 bytes (4 elements of fp32 out)");
+    a = f;
+    a.out_stride_token = 16 * 512 + 2;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "out strides (token 8194, head 512)");
+    // bf16 strides that are multiples of 8 elements stay fine for fp32 (multiples of 4)
+    a = f;
+    a.out_stride_head = 520;
+    a.out_stride_token = 16 * 520;
+    CHECK(mla_decode_fwd(ctx, &a, nullptr) == MLA_SUCCESS);
+    // overlap is in elements whatever the dtype
+    a = f;
+    a.out_stride_head = 508;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "overlap rows of 512 elements");
+    // out 16-byte aligned for fp32 too (a float-aligned pointer is not enough)
+    for (int off : {4, 8, 12}) {
+        a = f;
+        a.out = static_cast<char*>(f.out) + off;
+        expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "out (");
+    }
+    a = f;
+    a.out = nullptr;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "out is NULL");
+    mla_context_destroy(ctx);
+}
+
+TEST_CASE("decode launch: an out_dtype other than bf16 / fp32 launches nothing",
+          "[decode][out_dtype]") {
+    mla_context* ctx = make_ctx();
+    Call c(2, 16, 1, 64, 2000);  // splits: neither kernel may run
+    struct Bad {
+        int value;
+        const char* words;
+    };
+    const Bad bad[] = {
+        {MLA_DTYPE_FP16, "out_dtype 1 (fp16) is not MLA_DTYPE_BF16 (0) or MLA_DTYPE_FP32 (5)"},
+        {MLA_DTYPE_FP8_E4M3FN, "out_dtype 2 (fp8)"},
+        {MLA_DTYPE_FP8_E4M3FNUZ, "out_dtype 3 (fp8_fnuz)"},
+        {MLA_DTYPE_BYTE, "out_dtype 4 (byte)"},
+        {6, "out_dtype 6 (unknown)"},
+        {77, "out_dtype 77 (unknown)"},
+        {-1, "out_dtype -1 (unknown)"},
+    };
+    for (const Bad& b : bad) {
+        mla_decode_args a = c.a;
+        a.out_dtype = static_cast<mla_dtype>(b.value);
+        INFO("out_dtype " << b.value);
+        expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, b.words);
+    }
+    CHECK(fake_rt_launch_count() == 0);
+    // a context-parallel call too (out_dtype is checked whatever W)
+    Call cp(2, 16, 1, 64, 2000, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1, true, 2, 1);
+    mla_decode_args a = cp.a;
+    a.out_dtype = MLA_DTYPE_FP16;
+    expect_reject(ctx, a, MLA_ERROR_INVALID_ARGUMENT, "out_dtype 1");
+    CHECK(fake_rt_launch_count() == 0);
+    mla_context_destroy(ctx);
+}
+
+TEST_CASE("decode launch: a caller built before out_dtype gets bf16 out", "[decode][out_dtype]") {
+    // MLA_DTYPE_BF16 is 0, so a zeroed field would mean bf16 as well; the INIT macro says it.
+    static_assert(MLA_DTYPE_BF16 == 0, "a zeroed out_dtype must mean bf16");
+    const mla_decode_args init = MLA_DECODE_ARGS_INIT;
+    CHECK(init.out_dtype == MLA_DTYPE_BF16);
+    CHECK(init.struct_size == sizeof(mla_decode_args));
+    CHECK(offsetof(mla_decode_args, out_dtype) == offsetof(mla_decode_args, cp_rank) + 4);
+    mla_context* ctx = make_ctx();
+    for (int cprr = 0; cprr < 2; ++cprr) {
+        INFO("cprr " << cprr);
+        Call c(2, 16, 1, 64, 2000, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1, true, cprr ? 2 : 1, cprr);
+        for (int garbage : {int(MLA_DTYPE_FP32), 77, -5}) {
+            mla_decode_args a = c.a;
+            a.struct_size = offsetof(mla_decode_args, out_dtype);  // the previous header's size
+            a.out_dtype = static_cast<mla_dtype>(garbage);        // beyond struct_size: not read
+            const int before = fake_rt_launch_count();
+            const mla_status st = mla_decode_fwd(ctx, &a, nullptr);
+            INFO(mla_last_error());
+            REQUIRE(st == MLA_SUCCESS);
+            REQUIRE(fake_rt_launch_count() > before);
+            const fake_rt_launch_record* r = fake_rt_launch(before);
+            CHECK(param_i32(r, offsetof(mla_decode_params, out_fp32)) == 0);
+            CHECK(params_of(r).cp_world_size == (cprr ? 2 : 1));  // the cprr fields still read
+            for (int i = before + 1; i < fake_rt_launch_count(); ++i)
+                CHECK(param_i32(fake_rt_launch(i), offsetof(mla_reduce_params, out_fp32)) == 0);
+        }
+    }
+    mla_context_destroy(ctx);
+}
+
 TEST_CASE("decode launch: fp8 needs its scales", "[decode]") {
     mla_context* ctx = make_ctx();
     Call c(2, 16, 1, 64, 200, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN);
@@ -733,6 +944,15 @@ TEST_CASE("decode launch: rows naming the mma.sync fallback launch it with its o
             REQUIRE(st == MLA_SUCCESS);
             CHECK(std::string(fake_rt_launch(0)->symbol) == "mla_decode_bf16_bf16_m16");
             CHECK(fake_rt_launch(0)->shared == unsigned(mla_decode_smem_bytes(16, false)));
+            // the fallback writes bf16 only: fp32 out is refused before anything is launched
+            const int before = fake_rt_launch_count();
+            mla_decode_args f = c.a;
+            f.out_dtype = MLA_DTYPE_FP32;
+            CHECK(mla_decode_fwd(ctx, &f, nullptr) == MLA_ERROR_UNSUPPORTED_SHAPE);
+            const std::string msg = mla_last_error();
+            CHECK(msg.find("out_dtype fp32 is not supported by mla_decode_bf16_bf16_m16") != std::string::npos);
+            CHECK(msg.find("mma.sync fallback") != std::string::npos);
+            CHECK(fake_rt_launch_count() == before);
         }
         mla_context_destroy(ctx);
     }

@@ -11,6 +11,8 @@
 // Tolerances (docs/kernels.md): FlashMLA's for every dtype pair (out abs 8e-4 or rel 1.6%, LSE
 // rel 1.2e-4): fp8 inputs are widened exactly, so fp8 cases differ from the reference (fed the
 // same fp8 codes) only as bf16 cases do.
+// fp32 out (out_dtype, the context-parallel partials): 6 cases, every dtype pair, the reducer
+// writing fp32 (split tiles required), 128 heads, a cprr shard; run in --quick too.
 // Usage: gpu_decode_test [--quick] [--verbose]
 #include <cstdio>
 #include <cstring>
@@ -36,18 +38,20 @@ struct CaseResult {
 
 std::string describe(const Spec& s) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%s/%s b=%d h=%d L=%d kv~%d%s ps=%d causal=%d lse=%d%s%s%s",
+    std::snprintf(buf, sizeof buf, "%s/%s b=%d h=%d L=%d kv~%d%s ps=%d causal=%d lse=%d%s%s%s%s",
                   mla_dtype_string(s.q_dtype), mla_dtype_string(s.kv_dtype), s.batch, s.heads, s.qlen,
                   s.kv_len, s.varlen ? "(var)" : "", s.page_size, int(s.causal), int(s.lse),
                   s.ragged_q ? " ragged" : "", s.zero_kv_frac > 0 ? " zero-kv" : "",
-                  s.block_table ? " block_table" : "");
+                  s.block_table ? " block_table" : "", s.out_dtype == MLA_DTYPE_FP32 ? " out=fp32" : "");
     return buf;
 }
 
 // Runs one problem; `bad_page` >= 0 corrupts that page index (expects error flag bit 1).
 // A round-robin shard (cp_shard) is compared with the CPU reference of the shard (the
-// reference masks on global positions when cp_world > 1).
-CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1) {
+// reference masks on global positions when cp_world > 1). need_split: the plan must have split
+// tiles (the reducer writes part of out). fp32 out (spec.out_dtype) is compared unrounded, with
+// the same tolerances, and must hold values no bf16 can (else the kernels wrote bf16 values).
+CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1, bool need_split = false) {
     CaseResult cr;
     const Spec& s = p.spec;
     std::set<int> poisoned_reqs;
@@ -83,6 +87,15 @@ CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1) {
         cr.msg = "device error flag " + std::to_string(flag);
         return cr;
     }
+    if (need_split && run.summary.num_split_tiles == 0) {
+        cr.msg = "the plan has no split tiles (the case must exercise the reducer)";
+        return cr;
+    }
+    long not_bf16 = 0;  // fp32 out: values that bf16 cannot represent
+    if (s.out_dtype == MLA_DTYPE_FP32) {
+        for (float v : out)
+            if (std::isfinite(v) && bf16_to_f32(f32_to_bf16(v)) != v) ++not_bf16;
+    }
     std::vector<int> reqs(s.batch);
     for (int b = 0; b < s.batch; ++b) reqs[b] = b;
     const mla_status st = reference_subset(p, reqs, rout, rlse);
@@ -95,18 +108,24 @@ CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1) {
     CompareResult r;
     compare_rows(p, rows, out, lse, rout, rlse, Tolerance{}, r);
     cr.ok = r.ok();
-    char buf[320];
+    // a problem with outputs that are not all zero must show fp32 values when out is fp32
+    bool any_nonzero = false;
+    for (float v : rout) any_nonzero |= v != 0.f;
+    const bool rounded = s.out_dtype == MLA_DTYPE_FP32 && any_nonzero && not_bf16 == 0;
+    if (rounded) cr.ok = false;
+    char buf[400];
     std::snprintf(buf, sizeof buf, "%ld values, %ld bad out, %ld bad lse, %ld non-finite, max abs %.2e, "
-                  "max lse rel %.2e, works %d, split tiles %d%s%s",
+                  "max lse rel %.2e, works %d, split tiles %d%s%s%s",
                   r.checked, r.bad_out, r.bad_lse, r.nonfinite_out, r.max_abs, r.max_rel_lse,
-                  run.summary.num_works, run.summary.num_split_tiles, r.first_bad.empty() ? "" : "; first: ",
-                  r.first_bad.c_str());
+                  run.summary.num_works, run.summary.num_split_tiles,
+                  rounded ? "; fp32 out holds only bf16 values (written as bf16?)" : "",
+                  r.first_bad.empty() ? "" : "; first: ", r.first_bad.c_str());
     cr.msg = buf;
     return cr;
 }
 
-CaseResult run_case(mla_context* ctx, const Spec& s, int bad_page = -1) {
-    return run_problem(ctx, make_problem(s), bad_page);
+CaseResult run_case(mla_context* ctx, const Spec& s, int bad_page = -1, bool need_split = false) {
+    return run_problem(ctx, make_problem(s), bad_page, need_split);
 }
 
 int row_tile(const Spec& s) {
@@ -253,6 +272,55 @@ int main(int argc, char** argv) {
                     if (res.ok) covered_cp.insert({d, row_tile(s), lse});
                 }
     }
+    // fp32 out (mla_decode_args.out_dtype = MLA_DTYPE_FP32, what context-parallel ranks hand to
+    // the merge): every dtype pair and row-tile family, a plan with split tiles (the reducer
+    // writes fp32), 128 heads (folded, split), a round-robin shard; all in --quick too.
+    int n_fp32 = 0, failed_fp32 = 0;
+    {
+        struct F {
+            int d, heads, qlen, batch, kv_len, ps;
+            bool causal, lse, block_table, split;
+            int W, rank;  // W > 1: rank's round-robin shard
+        };
+        const F fs[] = {
+            {0, 16, 1, 3, 700, 64, true, true, false, false, 1, 0},    // bf16/bf16 M=16 (wg)
+            {1, 32, 1, 4, 140, 16, false, true, true, false, 1, 0},    // bf16/fp8 M=32 (wg)
+            {2, 16, 4, 3, 2100, 1, true, false, false, false, 1, 0},   // fp8/fp8 M=64 (qm), MTP
+            {0, 16, 2, 2, 4000, 64, true, true, false, true, 1, 0},    // split tiles: the reducer
+            {1, 128, 1, 2, 6000, 16, true, true, false, true, 1, 0},   // 128 heads, split
+            {2, 64, 3, 3, 2100, 16, true, true, true, false, 2, 1},    // a cprr shard, qm
+        };
+        int fi = 0;
+        for (const F& f : fs) {
+            Spec s;
+            s.q_dtype = dts[f.d][0];
+            s.kv_dtype = dts[f.d][1];
+            s.heads = f.heads;
+            s.qlen = f.qlen;
+            s.batch = f.batch;
+            s.kv_len = f.kv_len;
+            s.varlen = !f.split;  // split cases: every request long
+            s.page_size = f.ps;
+            s.causal = f.causal;
+            s.lse = f.lse;
+            s.block_table = f.block_table;
+            s.ragged_q = f.qlen > 1 && !f.split;
+            s.zero_kv_frac = fi == 1 ? 0.25 : 0;
+            s.out_dtype = MLA_DTYPE_FP32;
+            s.seed = 7000 + fi++;
+            CaseResult r;
+            char tag[48] = "fp32-out ";
+            if (f.W > 1) {
+                r = run_problem(ctx, cp_shard(make_problem(s), f.W, f.rank), -1, f.split);
+                std::snprintf(tag, sizeof tag, "fp32-out cprr W=%d rank=%d ", f.W, f.rank);
+            } else {
+                r = run_case(ctx, s, -1, f.split);
+            }
+            report(s, r, tag);
+            ++n_fp32;
+            if (!r.ok) ++failed_fp32;
+        }
+    }
     {  // a page id outside the cache: never read, flagged
         Spec s;
         s.batch = 3;
@@ -279,7 +347,8 @@ int main(int argc, char** argv) {
                     std::printf("NOT COVERED (or failed): %s/%s M=%d causal=1 lse=%d cprr=1\n",
                                 mla_dtype_string(dts[d][0]), mla_dtype_string(dts[d][1]), m, l);
                 }
-    std::printf("%d cases, %d failed, %d of 54 table rows not covered\n", n, failed, missing);
+    std::printf("%d cases (%d with fp32 out), %d failed (%d with fp32 out), %d of 54 table rows not covered\n",
+                n, n_fp32, failed, failed_fp32, missing);
     mla_context_destroy(ctx);
     return failed || missing ? 1 : 0;
 }

@@ -1,6 +1,8 @@
 """Errors: every failing status maps to its MlaError subclass with mla_last_error()'s message;
 wrong dtype / shape / device raises TypeError or ValueError BEFORE any C call (a spy around the
 loaded library records every C function called)."""
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -220,6 +222,98 @@ def test_decode_context_parallel_arguments_raise_before_any_c_call(spy):
         with pytest.raises(exc, match=match):
             libmla.decode(*ptrs, plan, **kw, **extra)
     assert spy.calls == []
+
+
+def test_decode_out_dtype_errors_raise_before_any_c_call(spy):
+    """fp32 out (out_dtype): a bad out_dtype, or one that disagrees with the given out's dtype,
+    raises before any C function is called."""
+    plan = libmla.plan_metadata([0, 1, 2], [0, 3, 5], [1, 1], 8, arch="sm_90a")
+    spy.calls.clear()
+    ins = dict(q=FakeCAI((2, 8, 576), "<u2"), kv=FakeCAI((6, 1, 1, 576), "<u2"),
+               qo=FakeCAI((3,), "<i4"), kvi=FakeCAI((3,), "<i4"), pages=FakeCAI((5,), "<i4"),
+               last=FakeCAI((2,), "<i4"))
+    args = [ins[k] for k in ("q", "kv", "qo", "kvi", "pages", "last")] + [1, plan]
+    out16, out32 = FakeCAI((2, 8, 512), "<u2"), FakeCAI((2, 8, 512), "<f4")
+    cases = [
+        (dict(out=out32, out_dtype="fp16"), ValueError, "out_dtype must be 'bf16' or 'fp32'"),
+        (dict(out=out32, out_dtype="float32"), ValueError, "got 'float32'"),
+        (dict(out=out16, out_dtype=True), ValueError, "out_dtype must be"),
+        (dict(out=out16, out_dtype=5), ValueError, "out_dtype must be"),
+        (dict(out=out16, out_dtype=np.float16), ValueError, "out_dtype must be"),
+        (dict(out=0x7000, out_dtype="fp8"), ValueError, "out_dtype must be"),
+        (dict(out=out16, out_dtype="fp32"), TypeError, "out has dtype raw2 but out_dtype='fp32'"),
+        (dict(out=out32, out_dtype="bf16"), TypeError, "out has dtype fp32 but out_dtype='bf16'"),
+        (dict(out=out32, out_dtype=np.dtype(np.uint8)), ValueError, "out_dtype must be"),
+        (dict(out=FakeCAI((2, 8, 512), "<f2")), TypeError, "out has dtype fp16, expected"),
+        (dict(out=FakeCAI((2, 8, 512), "<f8")), TypeError, "out has dtype"),
+        (dict(out=FakeCAI((2, 8, 576), "<f4")), ValueError, "out must have shape"),
+        (dict(out=FakeCAI((2, 8, 512), "<f4", strides=(8 * 512 * 4, 512 * 4, 8))), ValueError,
+         "last dimension"),
+        (dict(out_dtype="fp32"), TypeError, "out is required"),  # no torch: nothing to allocate
+    ]
+    for kw, exc, match in cases:
+        with pytest.raises(exc, match=match):
+            libmla.decode(*args, **kw)
+    assert spy.calls == []
+
+
+class _FakeContext:
+    """Stands in for libmla.context(d): device memory is never touched (fake addresses)."""
+    handle, arch = None, "sm_90a"
+
+    def malloc(self, nbytes):
+        return type("Buf", (), {"ptr": 0x100000, "nbytes": nbytes})()
+
+    scratch = malloc
+
+    def htod(self, dst, src, stream=None):
+        pass
+
+    def synchronize(self, stream=None):
+        pass
+
+
+def test_decode_passes_out_dtype_and_element_strides_to_c(monkeypatch):
+    """What decode() hands to mla_decode_fwd (a stand-in records the struct; fake context):
+    out_dtype FP32 for a float32 out or out_dtype='fp32', BF16 otherwise; strides in elements."""
+    import sys
+    from libmla import _types as T
+    dmod = sys.modules["libmla.decode"]
+    monkeypatch.setattr(dmod, "context", lambda device=0: _FakeContext())
+    seen = []
+    real = _lib.load()
+
+    class Lib:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def mla_decode_fwd(self, ctx, pargs, stream):
+            seen.append(T.mla_decode_args.from_buffer_copy(pargs._obj))
+            return 0
+
+    monkeypatch.setattr(_lib, "lib", Lib())
+    plan = libmla.plan_metadata([0, 1, 2], [0, 3, 5], [1, 1], 8, arch="sm_90a")
+    ins = [FakeCAI((2, 8, 576), "<u2"), FakeCAI((6, 1, 1, 576), "<u2"), FakeCAI((3,), "<i4"),
+           FakeCAI((3,), "<i4"), FakeCAI((5,), "<i4"), FakeCAI((2,), "<i4"), 1, plan]
+    padded = FakeCAI((2, 8, 512), "<f4", strides=(8 * 520 * 4 + 64, 520 * 4, 4))
+    runs = [
+        (dict(out=FakeCAI((2, 8, 512), "<f4")), T.DType.FP32, 8 * 512, 512),
+        (dict(out=FakeCAI((2, 8, 512), "<f4"), out_dtype="fp32"), T.DType.FP32, 8 * 512, 512),
+        (dict(out=padded), T.DType.FP32, 8 * 520 + 16, 520),
+        (dict(out=FakeCAI((2, 8, 512), "<u2")), T.DType.BF16, 8 * 512, 512),
+        (dict(out=FakeCAI((2, 8, 512), "<u2"), out_dtype="bf16"), T.DType.BF16, 8 * 512, 512),
+        (dict(out=0x7000, num_pages=6), T.DType.BF16, 0, 0),
+        (dict(out=0x7000, num_pages=6, out_dtype="fp32"), T.DType.FP32, 0, 0),
+        (dict(out=0x7000, num_pages=6, out_dtype=np.float32), T.DType.FP32, 0, 0),
+    ]
+    for kw, want, st_token, st_head in runs:
+        a = ins if "num_pages" not in kw else [0x1000, 0x2000] + ins[2:]
+        libmla.decode(*a, workspace=0x9000, **kw)
+        got = seen[-1]
+        assert got.out_dtype == want, kw
+        assert (got.out_stride_token, got.out_stride_head) == (st_token, st_head), kw
+        assert got.struct_size == ctypes.sizeof(T.mla_decode_args)
+    assert len(seen) == len(runs)
 
 
 def test_check_cp_shard_on_the_host():

@@ -133,6 +133,55 @@ def test_decode_matches_torch_float64(q_dt, kv_dt, H, qlens, ps, kv_lens, causal
     assert_close(lse, want_lse, 1e-6, 8.01 / 65536, "lse")
 
 
+FP32_CASES = [
+    # q, kv, H, qlens, page size, kv lens, q_scale, kv_scale, clusters (None: all SMs)
+    ("bf16", "bf16", 16, [1, 1, 1], 64, [37, 700, 9000], None, None, None),   # splits: reducer
+    ("bf16", "fp8", 128, [1, 1], 16, [4000, 65], None, 0.7, None),            # 128 heads, folded
+    ("fp8", "fp8", 16, [4, 2], 1, [300, 2100], 0.5, 1.5, 20),                 # qm (M = 64), MTP
+    ("bf16", "bf16", 32, [2, 0, 2], 16, [50, 60, 0], None, None, 16),         # empty rows
+]
+
+
+@pytest.mark.parametrize("q_dt,kv_dt,H,qlens,ps,kv_lens,q_scale,kv_scale,clusters", FP32_CASES)
+def test_decode_fp32_out_matches_torch_float64(q_dt, kv_dt, H, qlens, ps, kv_lens, q_scale,
+                                               kv_scale, clusters):
+    """out_dtype fp32 (a float32 out, or out_dtype='fp32'): the unrounded output, against the
+    float64 reference at the same tolerances as bf16 out, and rounding it to bf16 gives the bf16
+    call's output to within half a bf16 ulp (the same fp32 values, rounded once)."""
+    torch = _torch()
+    p = make_problem(kv_lens, qlens, H, ps, q_dt, kv_dt, seed=H + ps + 1)
+    plan = libmla.plan_metadata(p["qo"], p["kvi"], p["last"], H, arch="sm_90a",
+                                num_clusters=clusters, page_size=ps, max_seqlen_qo=p["L"],
+                                causal=True, dtype_q=q_dt, dtype_kv=kv_dt)
+    dev = {k: torch.from_numpy(p[k]).cuda() for k in ("qo", "kvi", "last", "pages")}
+    args = [p["q"], p["kv"], dev["qo"], dev["kvi"], dev["pages"], dev["last"], p["L"], plan]
+    kw = dict(q_scale=q_scale, kv_scale=kv_scale)
+    flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+    out32, lse32 = libmla.decode(*args, out_dtype="fp32", return_lse=True, error_flag=flag, **kw)
+    given = torch.full_like(out32, math.nan)  # a float32 out given by the caller
+    out_given = libmla.decode(*args, out=given, **kw)
+    out16, lse16 = libmla.decode(*args, return_lse=True, **kw)
+    torch.cuda.synchronize()
+    assert int(flag.item()) == 0
+    assert out32.dtype == torch.float32 and out32.shape == (p["q"].shape[0], H, V)
+    assert out_given is given
+    assert torch.equal(given, out32)  # deterministic, every element written (no NaN left)
+    assert out16.dtype == torch.bfloat16
+    assert torch.equal(lse32, lse16)
+    want_out, want_lse, bound = torch_reference(p, libmla.DEFAULT_SM_SCALE, True,
+                                                1.0 if q_scale is None else q_scale,
+                                                1.0 if kv_scale is None else kv_scale)
+    assert_close(out32, want_out, 8e-4, 2.01 / 128, "fp32 out", bound)
+    assert_close(lse32, want_lse, 1e-6, 8.01 / 65536, "lse")
+    # the bf16 call rounds these very values once: |fp32 - bf16| <= half an ulp (2^-8 relative)
+    d = (out32 - out16.float()).abs()
+    assert bool((d <= out16.float().abs() * 2.0 ** -8).all()), float(d.max())
+    if bool((want_out != 0).any()):  # not bf16 values widened: the kernels wrote fp32
+        assert bool((out32 != out32.to(torch.bfloat16).float()).any())
+    if clusters is None and max(kv_lens) >= 9000:
+        assert plan.summary.num_split_tiles > 0  # the reducer wrote part of the fp32 out
+
+
 def test_device_planner_matches_host_planner():
     torch = _torch()
     p = make_problem([3000, 17, 0, 640], [1, 1, 1, 1], 128, 1, "bf16", "bf16")
@@ -300,6 +349,7 @@ def _cp_shard(p, W, r, ps_local, seed):
     return dict(kv=local, kvi=lkvi, last=llast, dev=dev, g=g)
 
 
+@pytest.mark.parametrize("partial", ["bf16", "fp32"])
 @pytest.mark.parametrize("W,qlens,H,ps_local,q_dt,kv_dt,kv_lens", [
     (2, [1], 16, 64, "bf16", "bf16", [4097]),
     (2, [4, 4, 4, 4], 16, 1, "bf16", "bf16", [1, 2, 3, 9]),
@@ -308,11 +358,11 @@ def _cp_shard(p, W, r, ps_local, seed):
     (4, [1, 4], 64, 16, "bf16", "bf16", [3, 700]),
 ])
 def test_cprr_ranks_on_one_gpu_merge_to_the_whole_decode(W, qlens, H, ps_local, q_dt, kv_dt,
-                                                          kv_lens):
+                                                          kv_lens, partial):
     """Round-robin context parallel without NCCL: W shards decoded one after the other on one
     GPU (cprr kernels, plans with is_cp_round_robin), merged with merge_attn_states, against
     the whole-KV decode and a float64 torch reference (examples/context_parallel.py does the
-    same over NCCL on W GPUs)."""
+    same over NCCL on W GPUs, with fp32 partials). partial: the ranks' out dtype."""
     torch = _torch()
     p = make_problem(kv_lens, qlens, H, 64, q_dt, kv_dt, seed=W * 10 + H)
     L = p["L"]
@@ -335,7 +385,8 @@ def test_cprr_ranks_on_one_gpu_merge_to_the_whole_decode(W, qlens, H, ps_local, 
         o, l_ = libmla.decode(p["q"], s["kv"], qo, s["dev"]["kvi"], s["dev"]["pages"],
                               s["dev"]["last"], L, plan, q_scale=qs, kv_scale=ks,
                               return_lse=True, error_flag=flag, g_kv_indptr=s["dev"]["g"],
-                              cp_world_size=W, cp_rank=r, validate=True)
+                              cp_world_size=W, cp_rank=r, validate=True, out_dtype=partial)
+        assert o.dtype == (torch.float32 if partial == "fp32" else torch.bfloat16)
         outs.append(o)
         lses.append(l_)
     out, lse = libmla.merge_attn_states(torch.stack(outs), torch.stack(lses))

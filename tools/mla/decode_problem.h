@@ -104,6 +104,9 @@ struct Spec {
     float softmax_scale = deepseek_v3_softmax_scale();
     uint64_t seed = 1;
     bool fast_fill = false;   // KV values tiled from a 64K-element random block (benchmarks)
+    // mla_decode_args.out_dtype: MLA_DTYPE_BF16, or MLA_DTYPE_FP32 (out written as floats, as
+    // context-parallel ranks do; DeviceRun::fetch copies them back unrounded)
+    mla_dtype out_dtype = MLA_DTYPE_BF16;
 };
 
 struct Problem {
@@ -119,6 +122,7 @@ struct Problem {
     std::vector<int32_t> g_kv_indptr;
     size_t q_esize() const { return spec.q_dtype == MLA_DTYPE_BF16 ? 2 : 1; }
     size_t kv_esize() const { return spec.kv_dtype == MLA_DTYPE_BF16 ? 2 : 1; }
+    size_t out_esize() const { return spec.out_dtype == MLA_DTYPE_FP32 ? 4 : 2; }
 };
 
 inline Problem make_problem(const Spec& s) {
@@ -463,7 +467,8 @@ struct DeviceRun {
             a.num_page_indices = int64_t(p.kv_page_indices.size());
         }
         const size_t H = p.spec.heads;
-        a.out = alloc(size_t(p.total_q) * H * 512 * 2);
+        a.out_dtype = p.spec.out_dtype;
+        a.out = alloc(size_t(p.total_q) * H * 512 * p.out_esize());
         a.lse = p.spec.lse ? static_cast<float*>(alloc(size_t(p.total_q) * H * 4)) : nullptr;
         a.plan = &plan;
         a.plan_params = &mp;
@@ -479,7 +484,7 @@ struct DeviceRun {
         }
         if (!a.q || !a.kv_cache || !a.out || !error_flag) return fail("device allocation", MLA_ERROR_LAUNCH);
         // poison the outputs: every row must be written
-        mla_memset_d8(ctx, a.out, 0xff, size_t(p.total_q) * H * 512 * 2, nullptr);
+        mla_memset_d8(ctx, a.out, 0xff, size_t(p.total_q) * H * 512 * p.out_esize(), nullptr);
         if (a.lse) mla_memset_d8(ctx, a.lse, 0xff, size_t(p.total_q) * H * 4, nullptr);
         mla_memset_d8(ctx, error_flag, 0, 4, nullptr);
         return true;
@@ -490,15 +495,22 @@ struct DeviceRun {
         return st == MLA_SUCCESS ? true : fail("mla_decode_fwd", st);
     }
 
-    // Reads out (as float), lse and the error flag back.
+    // Reads out (as float: bf16 widened, or fp32 as written when spec.out_dtype is fp32), lse
+    // and the error flag back.
     bool fetch(const Problem& p, std::vector<float>& out, std::vector<float>& lse, int32_t& flag) {
         const size_t H = p.spec.heads, n = size_t(p.total_q) * H * 512;
-        std::vector<uint16_t> ob(n);
         mla_status st = mla_stream_synchronize(ctx, nullptr);
         if (st) return fail("decode kernels", st);
-        if (n && mla_memcpy_dtoh(ctx, ob.data(), args.out, n * 2, nullptr)) return fail("copy out", MLA_ERROR_LAUNCH);
         out.resize(n);
-        for (size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(ob[i]);
+        if (p.spec.out_dtype == MLA_DTYPE_FP32) {
+            if (n && mla_memcpy_dtoh(ctx, out.data(), args.out, n * 4, nullptr))
+                return fail("copy out", MLA_ERROR_LAUNCH);
+        } else {
+            std::vector<uint16_t> ob(n);
+            if (n && mla_memcpy_dtoh(ctx, ob.data(), args.out, n * 2, nullptr))
+                return fail("copy out", MLA_ERROR_LAUNCH);
+            for (size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(ob[i]);
+        }
         lse.assign(size_t(p.total_q) * H, NAN);
         if (args.lse && !lse.empty() && mla_memcpy_dtoh(ctx, lse.data(), args.lse, lse.size() * 4, nullptr))
             return fail("copy lse", MLA_ERROR_LAUNCH);
@@ -557,12 +569,12 @@ inline void compare_rows(const Problem& p, const std::vector<int>& rows, const s
         }
 }
 
-// FlashMLA's counts (anchors.md §1.4): bytes = b (s_q h d 2 + s_k 576 e_kv + s_q h 512 2) with the
+// FlashMLA's counts (anchors.md §1.4): bytes = b (s_q h d 2 + s_k 576 e_kv + s_q h 512 e_out) with the
 // mean s_k, FLOPs = b h s_q (2 d s_k + 2 s_k 512). Per-request sums here (ragged inputs).
 inline double problem_bytes(const Problem& p) {
     double kv = 0;
     for (int n : p.kv_lens) kv += n;
-    return kv * 576 * p.kv_esize() + double(p.total_q) * p.spec.heads * (576 * p.q_esize() + 512 * 2);
+    return kv * 576 * p.kv_esize() + double(p.total_q) * p.spec.heads * (576 * p.q_esize() + 512 * p.out_esize());
 }
 inline double problem_flops(const Problem& p) {
     double f = 0;

@@ -253,11 +253,21 @@ def _to_host(a, what, device):
     return h
 
 
+def _out_dtype_name(out_dtype):
+    """'bf16' / 'fp32' of decode's out_dtype argument (a string or a torch / NumPy dtype)."""
+    from ._convert import dtype_name
+    name = dtype_name(out_dtype) if not isinstance(out_dtype, bool) else None
+    if name not in ("bf16", "fp32"):
+        raise ValueError(f"out_dtype must be 'bf16' or 'fp32' (or torch.bfloat16 / "
+                         f"torch.float32), got {out_dtype!r}")
+    return name
+
+
 def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_lens, max_seqlen_q,
            plan, *, page_size=None, sm_scale=None, causal=None, q_scale=None, kv_scale=None,
            out=None, lse=None, return_lse=False, block_table=None, seq_lens=None, workspace=None,
            error_flag=None, stream=None, device=None, num_pages=None, total_q=None,
-           g_kv_indptr=None, cp_world_size=1, cp_rank=0, validate=False):
+           g_kv_indptr=None, cp_world_size=1, cp_rank=0, validate=False, out_dtype=None):
     """Absorbed MLA decode on the GPU (mla_decode_fwd, sm_90a): the persistent decode kernel
     driven by the plan's work items, then the reducer for split tiles. Nothing synchronises.
 
@@ -269,9 +279,13 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
     floats or one-element float32 device tensors (fp8 only; None = 1). block_table [B, stride]
     int32 (FlashMLA / vLLM form) replaces kv_page_indices (pass None for it). out [total_q, H,
     512] bf16 and lse [total_q, H] float32 are allocated with torch when not given (torch inputs
-    only). workspace: device memory of plan.info.workspace_bytes (default: torch, else a
-    scratch buffer of the context). error_flag: int32 [1] device memory (caller zeroes it).
-    Raw int pointers need num_pages (and total_q unless the plan is a host Plan).
+    only). out may also be float32 (mla_decode_args.out_dtype fp32: written without the final
+    bf16 rounding, e.g. context-parallel partials for merge_attn_states); out_dtype ('bf16' or
+    'fp32', or torch.bfloat16 / torch.float32) picks the dtype of an allocated out (default
+    'bf16') and, with a given out, must agree with its dtype; a raw int out pointer is bf16
+    unless out_dtype='fp32'. workspace: device memory of plan.info.workspace_bytes (default:
+    torch, else a scratch buffer of the context). error_flag: int32 [1] device memory (caller
+    zeroes it). Raw int pointers need num_pages (and total_q unless the plan is a host Plan).
 
     Round-robin context parallel (docs/context-parallel.md): cp_world_size W > 1 decodes rank
     cp_rank's shard (global KV position p of a request lives on rank p % W; the page table
@@ -302,6 +316,7 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
     W = as_int(cp_world_size, "cp_world_size")
     cp_rank = as_int(cp_rank, "cp_rank")
     validate = as_flag(validate, "validate")
+    od = None if out_dtype is None else _out_dtype_name(out_dtype)
     if W < 1:
         raise ValueError(f"cp_world_size {W} < 1 (1 = no context parallel)")
     if not 0 <= cp_rank < W:
@@ -416,10 +431,20 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
     if oa is None:
         if not use_torch:
             raise TypeError("out is required when no torch tensors are given")
-        out = torch.empty((total, H, V_DIM), dtype=torch.bfloat16, device=f"cuda:{dev}")
+        tdt = torch.float32 if od == "fp32" else torch.bfloat16
+        out = torch.empty((total, H, V_DIM), dtype=tdt, device=f"cuda:{dev}")
         oa = device_array(out, "out")
-    _check(oa, "out", ("bf16",) if oa.is_torch else ("bf16", "raw2"), shape=(total, H, V_DIM),
-           ndim=3)
+    if oa.shape is not None:  # out's dtype decides; out_dtype, when given, must agree
+        out_ok = ("bf16", "fp32") if oa.is_torch else ("bf16", "raw2", "fp32")
+        _check(oa, "out", out_ok, shape=(total, H, V_DIM), ndim=3)
+        have = "fp32" if oa.dtype == "fp32" else "bf16"
+        if od is not None and od != have:
+            raise TypeError(f"out has dtype {oa.dtype} but out_dtype={out_dtype!r}: give a "
+                            f"{'float32' if od == 'fp32' else 'bfloat16'} out, or leave out_dtype "
+                            f"None (taken from out)")
+        od = have
+    elif od is None:
+        od = "bf16"  # a raw out pointer: bf16 unless out_dtype says fp32
     want_lse = bool(return_lse) or la is not None
     if want_lse and la is None:
         if not use_torch:
@@ -498,7 +523,7 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
         lse=la.ptr if la is not None else None, plan=ctypes.pointer(buffers),
         plan_params=ctypes.pointer(prm), workspace=ws_ptr, workspace_bytes=ws_bytes,
         error_flag=ef.ptr if ef is not None else None, g_kv_indptr=g_ptr, cp_world_size=W,
-        cp_rank=cp_rank if W > 1 else 0)
+        cp_rank=cp_rank if W > 1 else 0, out_dtype=T.DType.FP32 if od == "fp32" else T.DType.BF16)
     _lib.check(_lib.load().mla_decode_fwd(ctx.handle, ctypes.byref(args), s))
     if use_torch and keep:
         # Temporaries (scales, workspace) must outlive the kernels: tell the caching allocator.

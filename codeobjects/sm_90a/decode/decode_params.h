@@ -20,7 +20,7 @@
 struct mla_decode_params {
     const void* q;                  /* [total_q, H, 576] bf16 or fp8 (e4m3fn)                    */
     const void* kv;                 /* [num_pages, page_size, 1, 576] bf16 or fp8               */
-    void* out;                      /* [total_q, H, 512] bf16                                    */
+    void* out;                      /* [total_q, H, 512] bf16, or fp32 with out_fp32            */
     float* lse;                     /* [total_q, H] fp32, natural log; NULL = not written       */
     float* partial_out;             /* [partial_rows, Hk, 512] fp32 (workspace offset 0)        */
     float* partial_lse;             /* [partial_rows, Hk] fp32                                  */
@@ -51,7 +51,8 @@ struct mla_decode_params {
     int32_t cp_world_size;          /* round-robin context parallel W (1 = off); local token i of
                                      * a request is its global position i * W + cp_rank         */
     int32_t cp_rank;
-    int32_t pad;
+    int32_t out_fp32;               /* 1: out is fp32 [total_q, H, 512] (strides in floats), 0: bf16
+                                     * (the wgmma families; the mma.sync fallback writes bf16 only) */
     const int32_t* g_kv_indptr;     /* [B+1] global KV lengths (W > 1), NULL otherwise           */
 };
 

@@ -272,15 +272,19 @@ __device__ __forceinline__ void store_lse(const mla_decode_params& p, const mla_
 }
 
 // The staged, normalised output rows obuf [nrows][kOPitch] fp32 of work w, written coalesced by
-// all 256 threads: fp32 partial rows for a split work, bf16 `out` rows otherwise.
+// all 256 threads: fp32 partial rows for a split work, `out` rows otherwise (bf16, or fp32 with
+// out_fp32).
 __device__ __forceinline__ void store_rows(const mla_decode_params& p, const mla_dec::Work& w, const float* obuf, int tid) {
     const int Hk = p.kernel_heads;
-    if (w.pql >= 0) {
+    if (w.pql >= 0 || p.out_fp32) {
         for (int c = tid; c < w.nrows * (kDV / 4); c += 256) {
             const int row = c / (kDV / 4), ch = c % (kDV / 4);
             const int tt = row / Hk, h = row % Hk;
             const float4 v = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 4 * ch);
-            *reinterpret_cast<float4*>(p.partial_out + ((int64_t)(w.pql + tt) * Hk + h) * kDV + 4 * ch) = v;
+            float* dst = w.pql >= 0 ? p.partial_out + ((int64_t)(w.pql + tt) * Hk + h) * kDV
+                                    : static_cast<float*>(p.out) + (int64_t)(w.qo_b + w.t0 + tt) * p.out_stride_token +
+                                          (int64_t)(w.g * Hk + h) * p.out_stride_head;
+            *reinterpret_cast<float4*>(dst + 4 * ch) = v;
         }
     } else {
         for (int c = tid; c < w.nrows * (kDV / 8); c += 256) {
@@ -299,11 +303,14 @@ __device__ __forceinline__ void store_rows(const mla_decode_params& p, const mla
 }
 
 // Independent accumulator chains of the S^T phase (registers: NA x NQ / 2 floats per thread).
+#ifndef MLA_WG_SCHAINS16
+#define MLA_WG_SCHAINS16 4
+#endif
 #ifndef MLA_WG_SCHAINS32
 #define MLA_WG_SCHAINS32 2
 #endif
 template <int NQ>
-constexpr int kSChains = NQ == 16 ? 4 : MLA_WG_SCHAINS32;
+constexpr int kSChains = NQ == 16 ? MLA_WG_SCHAINS16 : MLA_WG_SCHAINS32;
 
 template <int N, int NQ>
 __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt_off, uint32_t p_off, float* red,

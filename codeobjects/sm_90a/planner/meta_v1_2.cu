@@ -11,7 +11,7 @@
 //   1. per request (contiguous chunks): cost and tiles, a paired block scan -> R, TR; warp 0
 //      derives the cluster stride W and the bucket count while the block waits
 //   2. buckets: BK[i] = request holding position i*W (one binary search per bucket)
-//   3. warps 0-3: the cluster chain x[c+1] = snap(x[c] + W), 128 steps speculated per round;
+//   3. warps 0-3: the cluster chain x[c+1] = snap(x[c] + W), two 64-step speculations per round;
 //      each accepted step also yields tiles-before, inside flag and request of x[c]
 //   4. per cluster: work counts, fragment counts and partial rows, one block scan of three ->
 //      work_indptr, reduce / partial bases; boundary clusters write their own fragments
@@ -207,16 +207,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     MLA_META_MARK(3);
 
     // ---- 3. the cluster chain (warps 0..3) ------------------------------------------------
-    // Each round, lane L takes the step from s_L = x + L d, assuming every step advances by d,
-    // the advance of the last accepted step (W at first: no snap). Lane 0 starts at the exact x,
-    // and lane L's start is exact while lanes 0..L-1 all advanced by d, so the steps up to and
-    // including the first lane whose advance differs are exact. With d = W this is "up to the
-    // first snap"; when every step snaps the same way (uniform batches: each step ends in a
-    // tile's overhead and moves to the next tile start) d becomes the tile cost and a round
-    // still accepts 128 steps. y = s_L + W lies in bucket floor(y / W), so its request is a
-    // short search between two bucket entries.
+    // Two speculations per round, 64 lanes each: lane L of half h takes the step from
+    // s = x + L d_h, assuming every earlier step of the round advanced by d_h; half 0 assumes
+    // d_0 = W (no snap), half 1 assumes d_1 = the last advance that was not W (e.g. a uniform
+    // batch's snap to the next tile start: every step there ends in a tile's overhead). Lane 0 of
+    // each half starts at the exact x, and lane L's start is exact while lanes 0..L-1 of its half
+    // all advanced by d_h, so each half's steps up to and including its first deviating lane are
+    // exact; the round keeps the half with more of them. Varied batches advance as far as their
+    // next snap (as with one speculation), uniform ones 64 clusters per round. y = s + W lies in
+    // bucket floor(y / W), so its request is a short search between two bucket entries.
     if (tid < kChainLanes) {
-        int64_t x = 0, d = W;
+        constexpr int kHalf = kChainLanes / 2, kHalfWarps = kChainWarps / 2;
+        const int half = tid / kHalf, hl = tid % kHalf;
+        int64_t x = 0, d1 = W;
         if (tid == 0) {
             X[0] = 0;
             TB[0] = 0;
@@ -234,7 +237,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                 }
                 break;
             }
-            const int64_t sl = x + (int64_t)tid * d;  // this lane's assumed start
+            const int64_t d = half ? d1 : W;
+            const int64_t sl = x + (int64_t)hl * d;  // this lane's assumed start
             const int64_t y = sl + W;
             int64_t z = total;
             int32_t tb = num_tiles, in = 0, xb = B;
@@ -266,26 +270,39 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             if (lane == 0) MW[buf + warp] = (int32_t)m;
             if (lane == (m ? __ffs(m) - 1 : 31)) ZW[buf + warp] = z;
             chain_barrier();
-            int32_t K = kChainLanes - 1;
-            int64_t xn = ZW[buf + kChainWarps - 1];
-            for (int w = 0; w < kChainWarps; ++w) {
-                const unsigned mw = (unsigned)MW[buf + w];
-                if (mw) {
-                    K = w * 32 + __ffs(mw) - 1;
-                    xn = ZW[buf + w];
-                    break;
+            // per half: K_h = its first deviating lane (kHalf - 1 if none) and that lane's z
+            int32_t K[2];
+            int64_t zn[2];
+            bool dev[2];
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                K[h] = kHalf - 1;
+                zn[h] = ZW[buf + h * kHalfWarps + kHalfWarps - 1];
+                dev[h] = false;
+                for (int w = 0; w < kHalfWarps; ++w) {
+                    const unsigned mw = (unsigned)MW[buf + h * kHalfWarps + w];
+                    if (mw) {
+                        K[h] = w * 32 + __ffs(mw) - 1;
+                        zn[h] = ZW[buf + h * kHalfWarps + w];
+                        dev[h] = true;
+                        break;
+                    }
                 }
             }
-            if (tid <= K && cl + tid < C) {
-                X[cl + tid] = z;
-                TB[cl + tid] = tb;
-                IN[cl + tid] = in;
-                XB[cl + tid] = xb;
+            const int hs = K[1] > K[0] ? 1 : 0;  // the half that got further (ties: half 0)
+            const int32_t Ks = K[hs];
+            if (half == hs && hl <= Ks && cl + hl < C) {
+                X[cl + hl] = z;
+                TB[cl + hl] = tb;
+                IN[cl + hl] = in;
+                XB[cl + hl] = xb;
             }
-            const int64_t dn = xn - (x + (int64_t)K * d);  // advance of the last accepted step
-            d = dn >= 1 ? dn : W;
-            x = xn;
-            cl += K + 1;
+            // the advance of the round's last accepted step; a deviation other than W becomes d_1
+            const int64_t ds = hs ? d1 : W;
+            const int64_t dn = zn[hs] - (x + (int64_t)Ks * ds);
+            if (dev[hs] && dn >= 1 && dn != W) d1 = dn;
+            x = zn[hs];
+            cl += Ks + 1;
             ++round;
         }
         if (tid == 0) {

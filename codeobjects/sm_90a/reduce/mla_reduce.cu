@@ -1,5 +1,5 @@
 // mla_reduce.cu - sm_90a split-KV reducer (mla_reduce_bf16): merges the fp32 partial rows of
-// every split qo tile into bf16 out and fp32 LSE (docs/plan-layout.md "Reduce").
+// every split qo tile into bf16 (or fp32, out_fp32) out and fp32 LSE (docs/plan-layout.md "Reduce").
 //
 // Grid: x = planned tile (reduce_indptr_len - 1; unsplit tiles return), y = groups of units.
 // A unit is (row, head, 128-column quarter) of the tile, one warp each (unit = blockIdx.y *
@@ -100,14 +100,17 @@ extern "C" __global__ void __launch_bounds__(128) mla_reduce_bf16(const __grid_c
         }
         const int64_t tok = qo_b + t;
         const int head = g * Hk + h;
-        __nv_bfloat16* dst = static_cast<__nv_bfloat16*>(p.out) + tok * p.out_stride_token +
-                             (int64_t)head * p.out_stride_head + quarter * 128 + 4 * lane;
-        __nv_bfloat162 lo2 = __floats2bfloat162_rn(acc.x, acc.y);
-        __nv_bfloat162 hi2 = __floats2bfloat162_rn(acc.z, acc.w);
-        uint2 pk;
-        pk.x = *reinterpret_cast<uint32_t*>(&lo2);
-        pk.y = *reinterpret_cast<uint32_t*>(&hi2);
-        *reinterpret_cast<uint2*>(dst) = pk;
+        const int64_t off = tok * p.out_stride_token + (int64_t)head * p.out_stride_head + quarter * 128 + 4 * lane;
+        if (p.out_fp32) {
+            *reinterpret_cast<float4*>(static_cast<float*>(p.out) + off) = acc;
+        } else {
+            __nv_bfloat162 lo2 = __floats2bfloat162_rn(acc.x, acc.y);
+            __nv_bfloat162 hi2 = __floats2bfloat162_rn(acc.z, acc.w);
+            uint2 pk;
+            pk.x = *reinterpret_cast<uint32_t*>(&lo2);
+            pk.y = *reinterpret_cast<uint32_t*>(&hi2);
+            *reinterpret_cast<uint2*>(static_cast<__nv_bfloat16*>(p.out) + off) = pk;
+        }
         if (p.lse && lane == 0 && quarter == 0) p.lse[tok * p.num_heads + head] = lse;
     }
 }

@@ -13,7 +13,7 @@ struct mla_reduce_params {
     const int32_t* reduce_final_map;/* [num_tiles][2] folded (qo_start, qo_end)                 */
     const int32_t* reduce_partial_map;
     const int32_t* qo_indptr;       /* [B+1]                                                    */
-    void* out;                      /* [total_q, H, 512] bf16                                    */
+    void* out;                      /* [total_q, H, 512] bf16, or fp32 with out_fp32            */
     float* lse;                     /* [total_q, H] or NULL                                     */
     int64_t out_stride_token;
     int64_t out_stride_head;
@@ -22,5 +22,5 @@ struct mla_reduce_params {
     int32_t kernel_heads;
     int32_t qk_batch_ratio;
     int32_t num_tiles;
-    int32_t pad;
+    int32_t out_fp32;               /* 1: out is fp32 (strides in floats), 0: bf16              */
 };
