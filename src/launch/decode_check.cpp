@@ -306,12 +306,13 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
             return std::map<std::string, std::string>{{"kind", "reduce"}, {"outType", "bf16"}};
         });
         d.reduce_threads = unsigned(d.reduce_row->get_int("launch_threads", 128));
-        MLA_CHECK(d.reduce_threads >= 32 && d.reduce_threads % 32 == 0 && d.reduce_threads <= 1024,
-                  MLA_ERROR_TABLE, d.reduce_row->file << ":" << d.reduce_row->line
-                                                      << ": launch_threads " << d.reduce_threads);
+        // mla_reduce_bf16 runs 4 units per CTA, each on launch_threads / 128 warps (1..4)
+        MLA_CHECK(d.reduce_threads >= 128 && d.reduce_threads % 128 == 0 && d.reduce_threads <= 512,
+                  MLA_ERROR_TABLE, d.reduce_row->file << ":" << d.reduce_row->line << ": launch_threads "
+                                                      << d.reduce_threads << " (the reducer takes 128, 256, 384 or 512)");
         d.reduce_grid = unsigned(sz.reduce_indptr_len - 1);
-        // (row, head, 128-column quarter) units of a tile, one warp each: at most M * 4 of them
-        d.reduce_grid_y = unsigned(m * 4 * 32 / int(d.reduce_threads));
+        // (row, head, 128-column quarter) units of a tile, 4 per CTA: at most M * 4 of them
+        d.reduce_grid_y = unsigned(m);
     }
 
     // ---- kernel params ----

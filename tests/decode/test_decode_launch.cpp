@@ -249,8 +249,8 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
         const fake_rt_launch_record* rr = fake_rt_launch(1);
         CHECK(std::string(rr->symbol) == "mla_reduce_bf16");
         CHECK(rr->grid[0] == unsigned(c.sz.reduce_indptr_len - 1));
-        CHECK(rr->grid[1] == 16u);  // 16 rows x 4 column quarters / 4 warps
-        CHECK(rr->block[0] == 128);
+        CHECK(rr->grid[1] == 16u);  // 16 rows x 4 column quarters / 4 units per CTA
+        CHECK(rr->block[0] == 512);  // mla_reduce.csv: 4 warps per unit
         CHECK(rr->shared == 0);
         REQUIRE(rr->args_bytes == sizeof(mla_reduce_params));
         mla_reduce_params rp;
