@@ -302,8 +302,12 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     if (sz.partial_rows > 0 && sz.reduce_indptr_len > 1) {
         if (!hp.reduce_supported)
             MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE, where << "no reducer for " << hk << " kernel heads");
-        d.reduce_row = &context_row_cached(ctx, uint64_t(2) << 40, "mla_reduce", [] {
-            return std::map<std::string, std::string>{{"kind", "reduce"}, {"outType", "bf16"}};
+        // spread = 1 when the launch is narrow (at most 2 CTAs per SM of 4 units each: a few
+        // long-split tiles, e.g. one request of 32K-1M tokens): the table then gives each unit
+        // more warps (mla_reduce.csv); with many tiles, one warp per unit keeps the CTAs small.
+        const bool spread = int64_t(sz.reduce_indptr_len - 1) * m <= 2 * int64_t(sz.num_clusters);
+        d.reduce_row = &context_row_cached(ctx, (uint64_t(2) << 40) | uint64_t(spread), "mla_reduce", [&] {
+            return std::map<std::string, std::string>{{"kind", "reduce"}, {"outType", "bf16"}, {"spread", spread ? "1" : "0"}};
         });
         d.reduce_threads = unsigned(d.reduce_row->get_int("launch_threads", 128));
         // mla_reduce_bf16 runs 4 units per CTA, each on launch_threads / 128 warps (1..4)

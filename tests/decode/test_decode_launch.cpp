@@ -250,7 +250,9 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
         CHECK(std::string(rr->symbol) == "mla_reduce_bf16");
         CHECK(rr->grid[0] == unsigned(c.sz.reduce_indptr_len - 1));
         CHECK(rr->grid[1] == 16u);  // 16 rows x 4 column quarters / 4 units per CTA
-        CHECK(rr->block[0] == 512);  // mla_reduce.csv: 4 warps per unit
+        // mla_reduce.csv: spread = 1 (4 warps per unit) when tiles x M <= 2 x clusters
+        const bool spread = (c.sz.reduce_indptr_len - 1) * 16 <= 2 * int64_t(c.sz.num_clusters);
+        CHECK(rr->block[0] == (spread ? 512u : 128u));
         CHECK(rr->shared == 0);
         REQUIRE(rr->args_bytes == sizeof(mla_reduce_params));
         mla_reduce_params rp;
@@ -268,6 +270,29 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
         CHECK(fake_rt_launch_count() == 1);
     }
     mla_context_destroy(ctx);
+}
+
+TEST_CASE("decode launch: the reducer row follows the split shape (mla_reduce.csv spread)", "[decode]") {
+    // One long request splits into one tile of many fragments: spread = 1, 512 threads (4 warps
+    // per unit). 64 requests x 16 rows: 64 tiles x 16 CTAs > 2 x 132 clusters: spread = 0, 128.
+    struct K {
+        int B, H, kv;
+        unsigned threads, grid_y;
+    };
+    const K ks[] = {{1, 16, 32768, 512u, 16u}, {1, 128, 32768, 512u, 64u}, {64, 16, 1024, 128u, 16u}};
+    for (const K& k : ks) {
+        INFO("B " << k.B << " heads " << k.H << " kv " << k.kv);
+        mla_context* ctx = make_ctx();
+        Call c(k.B, k.H, 1, 64, k.kv);
+        REQUIRE(c.sz.partial_rows > 0);
+        REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+        REQUIRE(fake_rt_launch_count() == 2);
+        const fake_rt_launch_record* rr = fake_rt_launch(1);
+        CHECK(std::string(rr->symbol) == "mla_reduce_bf16");
+        CHECK(rr->block[0] == k.threads);
+        CHECK(rr->grid[1] == k.grid_y);
+        mla_context_destroy(ctx);
+    }
 }
 
 TEST_CASE("decode launch: row tile, fold and dtype pick the kernel", "[decode]") {
