@@ -60,9 +60,9 @@ typedef struct mla_meta_params {
 #define MLA_META_REQS_PER_CTA 128
 
 // Dynamic shared memory of the kernel for B requests and C clusters (bytes). Layout, in order:
-// int64 R[B+1], X[C+1], scratch[64], chain z[8], misc[4]; int32 QO[B+1], KV[B+1], LAST[B+1],
+// int64 R[B+1], X[C+1], scratch[64], chain z[16], misc[4]; int32 QO[B+1], KV[B+1], LAST[B+1],
 // TR[B+1], TB[C+1], IN[C+1], XB[C+1], WI[C+1], ERED[C+1], EPART[C+1] (buckets during the chain),
-// chain masks[8], misc[8]. B = 8192, C = 1024: 230104 bytes (the sm_90 limit is 232448).
+// chain masks[16], misc[8]. B = 8192, C = 1024: 230200 bytes (the sm_90 limit is 232448).
 static inline uint32_t mla_meta_smem_bytes(int32_t B, int32_t C) {
-    return (uint32_t)(8 * ((B + 1) + (C + 1) + 64 + 8 + 4) + 4 * (4 * (B + 1) + 6 * (C + 1) + 16));
+    return (uint32_t)(8 * ((B + 1) + (C + 1) + 64 + 16 + 4) + 4 * (4 * (B + 1) + 6 * (C + 1) + 24));
 }

@@ -11,7 +11,7 @@
 //   1. per request (contiguous chunks): cost and tiles, a paired block scan -> R, TR; warp 0
 //      derives the cluster stride W and the bucket count while the block waits
 //   2. buckets: BK[i] = request holding position i*W (one binary search per bucket)
-//   3. warps 0-3: the cluster chain x[c+1] = snap(x[c] + W), two 64-step speculations per round;
+//   3. warps 0-7: the cluster chain x[c+1] = snap(x[c] + W), two 128-step speculations per round;
 //      each accepted step also yields tiles-before, inside flag and request of x[c]
 //   4. per cluster: work counts, fragment counts and partial rows, one block scan of three ->
 //      work_indptr, reduce / partial bases; boundary clusters write their own fragments
@@ -24,7 +24,7 @@ using namespace mla_v12;
 namespace {
 
 constexpr int kThreads = MLA_META_THREADS;
-constexpr int kChainWarps = 4;
+constexpr int kChainWarps = 8;  // two speculations of 4 warps (128 lanes) each
 constexpr int kChainLanes = 32 * kChainWarps;
 constexpr unsigned kFull = 0xffffffffu;
 
@@ -97,9 +97,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 #endif
     MLA_META_MARK(0);
 
-    // Shared memory (mla_meta_smem_bytes): int64 R[B+1], X[C+1], SCR[64], ZW[8], M64[4];
+    // Shared memory (mla_meta_smem_bytes): int64 R[B+1], X[C+1], SCR[64], ZW[16], M64[4];
     // int32 QO[B+1], KV[B+1], LS[B+1], TR[B+1], TB[C+1], IN[C+1], XB[C+1], WI[C+1], ERED[C+1],
-    // EPART[C+1] (BK during the chain), MW[8], M32[8].
+    // EPART[C+1] (BK during the chain), MW[16], M32[8].
     extern __shared__ __align__(16) unsigned char smem[];
     int64_t* R = reinterpret_cast<int64_t*>(smem);
     int64_t* X = R + (B + 1);
@@ -206,15 +206,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     __syncthreads();
     MLA_META_MARK(3);
 
-    // ---- 3. the cluster chain (warps 0..3) ------------------------------------------------
-    // Two speculations per round, 64 lanes each: lane L of half h takes the step from
+    // ---- 3. the cluster chain (warps 0..7) ------------------------------------------------
+    // Two speculations per round, 128 lanes each: lane L of half h takes the step from
     // s = x + L d_h, assuming every earlier step of the round advanced by d_h; half 0 assumes
     // d_0 = W (no snap), half 1 assumes d_1 = the last advance that was not W (e.g. a uniform
     // batch's snap to the next tile start: every step there ends in a tile's overhead). Lane 0 of
     // each half starts at the exact x, and lane L's start is exact while lanes 0..L-1 of its half
     // all advanced by d_h, so each half's steps up to and including its first deviating lane are
     // exact; the round keeps the half with more of them. Varied batches advance as far as their
-    // next snap (as with one speculation), uniform ones 64 clusters per round. y = s + W lies in
+    // next snap (as with one speculation), uniform ones 128 clusters per round. y = s + W lies in
     // bucket floor(y / W), so its request is a short search between two bucket entries.
     if (tid < kChainLanes) {
         constexpr int kHalf = kChainLanes / 2, kHalfWarps = kChainWarps / 2;
