@@ -271,26 +271,32 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             if (lane == (m ? __ffs(m) - 1 : 31)) ZW[buf + warp] = z;
             chain_barrier();
             // per half: K_h = its first deviating lane (kHalf - 1 if none) and that lane's z
-            int32_t K[2];
-            int64_t zn[2];
-            bool dev[2];
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                K[h] = kHalf - 1;
-                zn[h] = ZW[buf + h * kHalfWarps + kHalfWarps - 1];
-                dev[h] = false;
-                for (int w = 0; w < kHalfWarps; ++w) {
-                    const unsigned mw = (unsigned)MW[buf + h * kHalfWarps + w];
-                    if (mw) {
-                        K[h] = w * 32 + __ffs(mw) - 1;
-                        zn[h] = ZW[buf + h * kHalfWarps + w];
-                        dev[h] = true;
-                        break;
-                    }
+            // (scalars, not arrays indexed by the chosen half: no local memory)
+            int32_t K0 = kHalf - 1, K1 = kHalf - 1;
+            int64_t zn0 = ZW[buf + kHalfWarps - 1], zn1 = ZW[buf + 2 * kHalfWarps - 1];
+            bool dev0 = false, dev1 = false;
+            for (int w = 0; w < kHalfWarps; ++w) {
+                const unsigned mw = (unsigned)MW[buf + w];
+                if (mw) {
+                    K0 = w * 32 + __ffs(mw) - 1;
+                    zn0 = ZW[buf + w];
+                    dev0 = true;
+                    break;
                 }
             }
-            const int hs = K[1] > K[0] ? 1 : 0;  // the half that got further (ties: half 0)
-            const int32_t Ks = K[hs];
+            for (int w = 0; w < kHalfWarps; ++w) {
+                const unsigned mw = (unsigned)MW[buf + kHalfWarps + w];
+                if (mw) {
+                    K1 = w * 32 + __ffs(mw) - 1;
+                    zn1 = ZW[buf + kHalfWarps + w];
+                    dev1 = true;
+                    break;
+                }
+            }
+            const int hs = K1 > K0 ? 1 : 0;  // the half that got further (ties: half 0)
+            const int32_t Ks = hs ? K1 : K0;
+            const int64_t zs = hs ? zn1 : zn0;
+            const bool devs = hs ? dev1 : dev0;
             if (half == hs && hl <= Ks && cl + hl < C) {
                 X[cl + hl] = z;
                 TB[cl + hl] = tb;
@@ -299,9 +305,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             }
             // the advance of the round's last accepted step; a deviation other than W becomes d_1
             const int64_t ds = hs ? d1 : W;
-            const int64_t dn = zn[hs] - (x + (int64_t)Ks * ds);
-            if (dev[hs] && dn >= 1 && dn != W) d1 = dn;
-            x = zn[hs];
+            const int64_t dn = zs - (x + (int64_t)Ks * ds);
+            if (devs && dn >= 1 && dn != W) d1 = dn;
+            x = zs;
             cl += Ks + 1;
             ++round;
         }
