@@ -106,16 +106,8 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
     constexpr bool kSplit = !(MLA_QM_ABLATE & 3);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
     const int wt = tid & 127;
-    if (blockDim.x != 256) return;  // the table's launch_threads disagrees: do nothing
+    if (!launch_ok(p, smem, C::SMEM)) return;
     const uint32_t sbase = smem_u32(smem);
-    {
-        uint32_t dsmem;
-        asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dsmem));
-        if (dsmem < static_cast<uint32_t>(C::SMEM) || (sbase & 1023u) != 0) {
-            if (tid == 0 && p.error_flag) atomicOr(p.error_flag, MLA_DECODE_ERR_SMEM);
-            return;
-        }
-    }
     uint4* pex = reinterpret_cast<uint4*>(smem + C::OFF_P);    // [kb][128]
     float* mex = reinterpret_cast<float*>(smem + C::OFF_MX);   // alpha [64] / l [wg][128][2]
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);    // [STAGES][64]

@@ -121,11 +121,21 @@ __device__ __forceinline__ void widen_store(char* base, int rows, int r, int q8,
     *reinterpret_cast<uint4*>(base + sw_off(rows, r, 2 * q8 + 1)) = w[1];
 }
 
-// One 64-token tile of a warpgroup's NQ query rows: S^T = K . Q^T (A = tile at kt_off, B = Q rows
-// through dQ), mask (token flags, causal limits, padding rows), base-2 online softmax with the
-// column maxima met in red[4][NQ] (named barrier bar_id), P^T (bf16, swizzled) at p_off, then
-// O^T = O^T * alpha + V^T . P^T. Every thread of the warpgroup calls it.
-// kt_off, p_off: byte offsets in shared memory (1024-aligned).
+// The launch matches the kernel: 256 threads, at least `bytes` of dynamic shared memory at `smem`,
+// 1024-byte aligned (the swizzle atoms). Otherwise nothing runs and (too little or misaligned
+// shared memory) MLA_DECODE_ERR_SMEM is flagged; a wrong block size means a table row disagrees
+// with the build, which the launch code already refuses.
+__device__ __forceinline__ bool launch_ok(const mla_decode_params& p, const char* smem, int bytes) {
+    if (blockDim.x != 256) return false;
+    uint32_t dsmem;
+    asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dsmem));
+    if (dsmem < static_cast<uint32_t>(bytes) || (smem_u32(smem) & 1023u) != 0) {
+        if (threadIdx.x == 0 && p.error_flag) atomicOr(p.error_flag, MLA_DECODE_ERR_SMEM);
+        return false;
+    }
+    return true;
+}
+
 // ---- pieces shared by the wgmma kernel bodies (this file and decode_qm.cuh) ----
 
 // Byte address of tile row `row` (token row / Hk, head row % Hk) of work w's Q in global memory.
@@ -312,6 +322,11 @@ __device__ __forceinline__ void store_rows(const mla_decode_params& p, const mla
 template <int NQ>
 constexpr int kSChains = NQ == 16 ? MLA_WG_SCHAINS16 : MLA_WG_SCHAINS32;
 
+// One 64-token tile of a warpgroup's NQ query rows: S^T = K . Q^T (A = tile at kt_off, B = Q rows
+// through dQ), mask (token flags, causal limits, padding rows), base-2 online softmax with the
+// column maxima met in red[4][NQ] (named barrier bar_id), P^T (bf16, swizzled) at p_off, then
+// O^T = O^T * alpha + V^T . P^T. Every thread of the warpgroup calls it.
+// kt_off, p_off: byte offsets in shared memory (1024-aligned).
 template <int N, int NQ>
 __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt_off, uint32_t p_off, float* red,
                                          const int* tok, int jt0, const int (&lim)[NQ / 4], float sl2,
@@ -426,16 +441,8 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     using C = Cfg<N, KV8>;
     constexpr int NQ = C::NQ, NR = NQ / 2, NI = NQ / 4;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
-    if (blockDim.x != 256) return;  // the table's launch_threads disagrees: do nothing
+    if (!launch_ok(p, smem, C::SMEM)) return;
     const uint32_t sbase = smem_u32(smem);
-    {
-        uint32_t dsmem;
-        asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dsmem));
-        if (dsmem < static_cast<uint32_t>(C::SMEM) || (sbase & 1023u) != 0) {
-            if (tid == 0 && p.error_flag) atomicOr(p.error_flag, MLA_DECODE_ERR_SMEM);
-            return;
-        }
-    }
     float* red = reinterpret_cast<float*>(smem + C::OFF_RED);  // [NC][4 warps][NQ]
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);    // [STAGES][64]
     const bool mma = wg < C::NC;
@@ -581,16 +588,8 @@ __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, ch
     constexpr int NQ = N, NR = NQ / 2, NI = NQ / 4;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
     const int wt = tid & 127;
-    if (blockDim.x != 256) return;
+    if (!launch_ok(p, smem, C::SMEM)) return;
     const uint32_t sbase = smem_u32(smem);
-    {
-        uint32_t dsmem;
-        asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dsmem));
-        if (dsmem < static_cast<uint32_t>(C::SMEM) || (sbase & 1023u) != 0) {
-            if (tid == 0 && p.error_flag) atomicOr(p.error_flag, MLA_DECODE_ERR_SMEM);
-            return;
-        }
-    }
     float* red = reinterpret_cast<float*>(smem + C::OFF_RED) + wg * 4 * NQ;
     int* tok = reinterpret_cast<int*>(smem + C::OFF_TOK) + wg * kTN;
     float* mrg = reinterpret_cast<float*>(smem + C::OFF_MRG);  // [wg][m | l][N]
