@@ -503,10 +503,19 @@ typedef struct mla_metadata_params {
     int32_t is_cp_round_robin;   /* round-robin context parallel: no local causal trim           */
     int32_t enable_experimental; /* as in mla_decode_shape                                       */
     int32_t flydsl_ps1;
+    /* sm_90a, v1_2, heads folded (qk_batch_ratio r > 1, e.g. 128 heads = 2 x 64): 1 lays the
+     * pseudo-requests out head group by head group (all requests' group 0, then group 1, ...)
+     * instead of aiter's request by request, so the r head groups of a request run at the same
+     * time on clusters c, c + C/r, ... and read its KV together (the second read can hit L2).
+     * The work items mean the same either way (docs/plan-layout.md); only their assignment to
+     * clusters differs. Host planner only for now: mla_plan_metadata_device and
+     * mla_update_metadata return MLA_ERROR_UNSUPPORTED_SHAPE for it. 0 (default) = aiter's
+     * order. MLA_ERROR_INVALID_ARGUMENT: not 0 / 1, or 1 on another arch or planner. */
+    int32_t head_group_major;
 } mla_metadata_params;
 #define MLA_METADATA_PARAMS_INIT                                                               \
     {sizeof(mla_metadata_params), NULL, 0, 1, 1, 16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1, 16, 1, \
-     1, 0, -1, 32, 0, 0, 0}
+     1, 0, -1, 32, 0, 0, 0, 0}
 
 /* Buffer lengths (get_mla_metadata_info_v1 semantics: never too small), in elements of each
  * buffer's own row: work_info_set_rows rows of 8 int32, reduce_final_map_rows rows of 2 int32. */

@@ -50,6 +50,9 @@ MLA_API mla_status mla_update_metadata(const mla_metadata_params* params,
                                        const mla_metadata_buffers* buffers) {
     return guard([&] {
         const plan::Setup s = plan::resolve_public(params);
+        if (s.cfg.group_major)
+            MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE,
+                     "mla_update_metadata does not advance head_group_major plans (replan instead)");
         const mla_metadata_buffers b = plan::check_buffers(s, buffers);
         plan::update_plan(s, new_kv_indptr, num_reject_tokens, b);
     });

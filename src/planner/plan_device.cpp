@@ -71,6 +71,10 @@ extern "C" MLA_API mla_status mla_plan_metadata_device(mla_context* ctx,
         MLA_CHECK_ARG(ctx->arch == route::arch_name(s.arch),
                       "params->arch is " << s.params.arch << " but the context's device is "
                                          << ctx->arch);
+        if (s.cfg.group_major)
+            MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE,
+                     "head_group_major = 1: the device planner lays out aiter's order only; plan "
+                     "group-major on the host (mla_plan_metadata)");
         plan::check_device_plan(s, qo_indptr, kv_indptr, kv_last_page_lens);
         const mla_metadata_buffers b = plan::check_buffers(s, buffers);
         const mla_meta_params p = plan::device_params(s, qo_indptr, kv_indptr, kv_last_page_lens, b);

@@ -17,23 +17,35 @@ void plan_v1_2(const Setup& s, const int32_t* qo, const int32_t* kv, const int32
 void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32_t* kv,
                       const int32_t* last, const mla_metadata_buffers& buf) {
     const int32_t B = c.num_batches, C = c.num_clusters;
+    // Units laid end to end: aiter's order takes request b whole (its r head groups' tiles, group
+    // by group); group-major (c.group_major) takes head group g of every request, then g + 1, so
+    // unit u = g * B + b holds the ntiles tiles of pseudo-request (b, g). A unit's tiles are
+    // tiles j0 .. j0 + nt - 1 of its request (fill_tile's numbering), so the work rows mean the
+    // same in both orders.
+    const bool gm = c.group_major != 0;
+    const int32_t U = gm ? B * c.ratio : B;
+    auto unit_req = [&](int32_t u) { return gm ? u % B : u; };
 
-    // Phase 1: per request, its first position R[b] and first global tile TR[b].
+    // Phase 1: per request its derived quantities; per unit its first position R[u] and first
+    // global tile TR[u].
     std::vector<mla_v12::Req> req(B);
-    std::vector<int64_t> R(B + 1);
-    std::vector<int32_t> TR(B + 1);
+    for (int32_t b = 0; b < B; ++b) req[b] = mla_v12::make_req(c, qo[b], qo[b + 1], kv[b], kv[b + 1], last[b]);
+    auto unit_tiles = [&](int32_t u) { return gm ? req[unit_req(u)].ntiles : mla_v12::req_tiles(c, req[u]); };
+    auto unit_j0 = [&](int32_t u) { return gm ? (u / B) * req[unit_req(u)].ntiles : 0; };
+    std::vector<int64_t> R(U + 1);
+    std::vector<int32_t> TR(U + 1);
     R[0] = 0;
     TR[0] = 0;
-    for (int32_t b = 0; b < B; ++b) {
-        req[b] = mla_v12::make_req(c, qo[b], qo[b + 1], kv[b], kv[b + 1], last[b]);
-        R[b + 1] = R[b] + mla_v12::req_cost(c, req[b]);
-        TR[b + 1] = TR[b] + mla_v12::req_tiles(c, req[b]);
+    for (int32_t u = 0; u < U; ++u) {
+        const int32_t nt = unit_tiles(u);
+        R[u + 1] = R[u] + int64_t(nt) * mla_v12::tile_cost(c, req[unit_req(u)]);
+        TR[u + 1] = TR[u] + nt;
     }
-    const int64_t total = R[B];
-    const int32_t num_tiles = TR[B];
+    const int64_t total = R[U];
+    const int32_t num_tiles = TR[U];
     const int64_t W = mla_v12::cluster_stride(c, total);
 
-    // The request holding position y (B when y == total): R[b] <= y < R[b+1].
+    // The unit holding position y (U when y == total): R[u] <= y < R[u+1].
     auto locate = [&](int64_t y) -> int32_t {
         return int32_t(std::upper_bound(R.begin(), R.end(), y) - R.begin()) - 1;
     };
@@ -48,8 +60,8 @@ void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32_t*
             x[cl] = total;
             continue;
         }
-        const int32_t b = locate(y);
-        x[cl] = mla_v12::snap(c, req[b], R[b], y);
+        const int32_t u = locate(y);
+        x[cl] = mla_v12::snap(c, req[unit_req(u)], R[u], y);
     }
     x[C] = total;
 
@@ -60,13 +72,13 @@ void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32_t*
         if (x[cl] >= total) {
             tb[cl] = num_tiles;
             in[cl] = 0;
-            xb[cl] = B;
+            xb[cl] = U;
             continue;
         }
-        const int32_t b = locate(x[cl]);
-        xb[cl] = b;
-        tb[cl] = mla_v12::tiles_before(c, req[b], R[b], TR[b], x[cl]);
-        in[cl] = mla_v12::inside_tile(c, req[b], R[b], x[cl]);
+        const int32_t u = locate(x[cl]);
+        xb[cl] = u;
+        tb[cl] = mla_v12::tiles_before(c, req[unit_req(u)], R[u], TR[u], x[cl]);
+        in[cl] = mla_v12::inside_tile(c, req[unit_req(u)], R[u], x[cl]);
     }
     wi[0] = 0;
     for (int32_t cl = 0; cl < C; ++cl) wi[cl + 1] = wi[cl] + (tb[cl + 1] - tb[cl]) + in[cl];
@@ -84,11 +96,11 @@ void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32_t*
         sp_tile.push_back(t);
         sp_first.push_back(cl - 1);
         sp_nfrag.push_back(2);
-        sp_part.push_back(xb[cl]);  // request, replaced by the partial base below
+        sp_part.push_back(xb[cl]);  // unit, replaced by the partial base below
     }
     int32_t part = 0;
     for (size_t i = 0; i < sp_tile.size(); ++i) {
-        const int32_t tsize = req[sp_part[i]].tsize;
+        const int32_t tsize = req[unit_req(sp_part[i])].tsize;
         sp_red.push_back(sp_red.back() + sp_nfrag[i]);
         sp_part[i] = part;
         part += sp_nfrag[i] * tsize;
@@ -102,15 +114,16 @@ void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32_t*
                            buf.reduce_final_map,   int32_t(buf.reduce_final_map_rows),
                            buf.reduce_partial_map, int32_t(buf.reduce_partial_map_len)};
     int32_t c0 = 0, si = 0;
-    for (int32_t b = 0; b < B; ++b) {
+    for (int32_t u = 0; u < U; ++u) {
+        const int32_t b = unit_req(u);
         const mla_v12::Req& q = req[b];
-        const int32_t nt = mla_v12::req_tiles(c, q), cost = mla_v12::tile_cost(c, q);
+        const int32_t nt = unit_tiles(u), j0 = unit_j0(u), cost = mla_v12::tile_cost(c, q);
         for (int32_t j = 0; j < nt; ++j) {
-            const int64_t pos = R[b] + int64_t(j) * cost;
-            const int32_t t = TR[b] + j;
+            const int64_t pos = R[u] + int64_t(j) * cost;
+            const int32_t t = TR[u] + j;
             while (c0 + 1 < C && x[c0 + 1] <= pos) ++c0;
             while (si < sp.count && sp.tile[si] < t) ++si;  // = split_lower_bound(sp, t)
-            mla_v12::fill_tile(c, q, b, j, t, pos, c0, si, qo[b], kv[b], last[b], x.data(),
+            mla_v12::fill_tile(c, q, b, j0 + j, t, pos, c0, si, qo[b], kv[b], last[b], x.data(),
                                tb.data(), in.data(), wi.data(), sp, out);
         }
     }

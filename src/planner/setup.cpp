@@ -158,6 +158,13 @@ Setup resolve(const mla_metadata_params& p) {
                        ? c.num_clusters
                        : int32_t(std::max<int64_t>(
                              1, std::min<int64_t>(c.num_clusters, p.max_split_per_batch * bp)));
+    MLA_CHECK_ARG(p.head_group_major == 0 || p.head_group_major == 1,
+                  "head_group_major must be 0 or 1 (got " << p.head_group_major << ")");
+    if (p.head_group_major) {
+        MLA_CHECK_ARG(s.arch == route::Arch::sm90a && s.planner == MLA_PLANNER_V1_2,
+                      "head_group_major = 1 is for the sm_90a v1_2 planner (arch " << p.arch << ")");
+        c.group_major = c.ratio > 1 ? 1 : 0;  // one head group: the two orders are the same
+    }
     s.max_tile_tokens = 1;
     for (int l = 1; l <= p.max_seqlen_qo; ++l) {
         int32_t n = 0, t = 0;

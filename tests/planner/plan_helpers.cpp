@@ -78,6 +78,7 @@ namespace {
 struct Geo {  // per-batch geometry, restated from docs/plan-layout.md
     int32_t r, hk, packed, C;
     bool sm90;
+    bool group_major = false;  // params.head_group_major: tiles head group by head group
 };
 
 Geo geo_of(const mla_metadata_params& p) {
@@ -94,8 +95,10 @@ Geo geo_of(const mla_metadata_params& p) {
     sh.enable_experimental = p.enable_experimental;
     mla_head_plan hp = MLA_HEAD_PLAN_INIT;
     REQUIRE(mla_decode_head_plan(&sh, &hp) == MLA_SUCCESS);
-    return Geo{z.qk_batch_ratio, z.kernel_num_heads, hp.packed_qo_len_per_wg, z.num_clusters,
-               std::string(p.arch) == "sm_90a"};
+    Geo g{z.qk_batch_ratio, z.kernel_num_heads, hp.packed_qo_len_per_wg, z.num_clusters,
+          std::string(p.arch) == "sm_90a"};
+    g.group_major = p.head_group_major != 0;
+    return g;
 }
 
 // (tiles, tile size) of a request with L query tokens.
@@ -115,18 +118,25 @@ struct TileRef {
     int32_t b, g, i, n, tsize, qo_start, qo_end;
 };
 
+// Every qo tile in the plan's global order: request by request (aiter), or with
+// head_group_major head group by head group (all requests' group 0, then group 1, ...).
 std::vector<TileRef> tiles_list(const Geo& geo, const Batch& bt) {
     std::vector<TileRef> v;
-    for (int32_t b = 0; b < bt.B(); ++b) {
+    auto add = [&](int32_t b, int32_t g) {
         const int32_t L = bt.qo[b + 1] - bt.qo[b];
         const auto nt = tiles_of(geo, L);
+        for (int32_t i = 0; i < nt.first; ++i) {
+            const int32_t base = bt.qo[b] * geo.r + g * L;
+            v.push_back({b, g, i, nt.first, nt.second, base + i * nt.second,
+                         std::min(base + (i + 1) * nt.second, base + L)});
+        }
+    };
+    if (geo.group_major)
         for (int32_t g = 0; g < geo.r; ++g)
-            for (int32_t i = 0; i < nt.first; ++i) {
-                const int32_t base = bt.qo[b] * geo.r + g * L;
-                v.push_back({b, g, i, nt.first, nt.second, base + i * nt.second,
-                             std::min(base + (i + 1) * nt.second, base + L)});
-            }
-    }
+            for (int32_t b = 0; b < bt.B(); ++b) add(b, g);
+    else
+        for (int32_t b = 0; b < bt.B(); ++b)
+            for (int32_t g = 0; g < geo.r; ++g) add(b, g);
     return v;
 }
 

@@ -336,6 +336,12 @@ TEST_CASE("update advances a plan one decode step (§3.4)", "[planner][update]")
     wrong[5] += 3;
     CHECK(mla_update_metadata(&p, wrong.data(), rej.data(), &m) == MLA_ERROR_INVALID_ARGUMENT);
     CHECK(pl.work_info == saved.work_info);
+    mla_metadata_params pg = p;  // head_group_major plans are not advanced (replan instead)
+    pg.head_group_major = 1;
+    pg.num_heads = 128;
+    CHECK(mla_update_metadata(&pg, new_b.kv.data(), rej.data(), &m) == MLA_ERROR_UNSUPPORTED_SHAPE);
+    CHECK(std::string(mla_last_error()).find("head_group_major") != std::string::npos);
+    CHECK(pl.work_info == saved.work_info);
     mla_metadata_params p64 = p;
     p64.page_size = 64;
     CHECK(mla_update_metadata(&p64, new_b.kv.data(), rej.data(), &m) == MLA_ERROR_INVALID_ARGUMENT);
@@ -418,6 +424,14 @@ TEST_CASE("device planner launch: symbol, grid, block, params (fake runtime)", "
         mla_metadata_buffers m = dev.buffers();
         const int before = fake_rt_launch_count();
         void* stream = reinterpret_cast<void*>(0x1234);
+        if (p.num_heads == 128) {  // head_group_major plans are host-only: refused, nothing launched
+            mla_metadata_params pg = p;
+            pg.head_group_major = 1;
+            CHECK(mla_plan_metadata_device(ctx, &pg, static_cast<int32_t*>(dqo), static_cast<int32_t*>(dkv),
+                                           static_cast<int32_t*>(dlast), &m, stream) == MLA_ERROR_UNSUPPORTED_SHAPE);
+            CHECK(std::string(mla_last_error()).find("head_group_major") != std::string::npos);
+            CHECK(fake_rt_launch_count() == before);
+        }
         st = mla_plan_metadata_device(ctx, &p, static_cast<int32_t*>(dqo), static_cast<int32_t*>(dkv),
                                       static_cast<int32_t*>(dlast), &m, stream);
         INFO(mla_last_error());

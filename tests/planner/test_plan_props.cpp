@@ -84,6 +84,100 @@ TEST_CASE("v1_2 plan equals the serial walk and keeps every invariant", "[planne
     CHECK(splits > 1000);  // the sweep exercises split tiles, not just whole ones
 }
 
+TEST_CASE("v1_2 head-group-major plans equal the serial walk over the group-major tile order",
+          "[planner][props]") {
+    // sm_90a with folded heads (r = 2 at 128 heads, 4 at 256 rows of tokens x heads...): the
+    // pseudo-requests laid out head group by head group. The walk is the same greedy walk over
+    // the group-major tile list; the works keep every invariant and the executed plan stays
+    // correct (test_reference). Unfolded shapes give the aiter order unchanged.
+    std::mt19937 rng(20261130);
+    const int kPageSizes[] = {1, 16, 64};
+    int checked = 0, folded = 0;
+    for (int iter = 0; iter < 600; ++iter) {
+        const int ps = kPageSizes[rng() % 3];
+        const int L = 1 + int(rng() % 4);
+        const int H = (rng() % 4 == 0) ? 64 : 128;
+        const int B = 1 + int(rng() % (iter % 10 == 0 ? 200 : 40));
+        const int cus = (rng() % 3 == 0) ? int(4 + rng() % 40) : 0;
+        const int cap = (rng() % 4 == 0) ? int(1 + rng() % 4) : -1;
+        const int64_t max_kv = (rng() % 3 == 0) ? 200000 : int64_t(1 + rng() % 3000);
+        mla_metadata_params p = params_for("sm_90a", B, L, H, ps, 16, cus, cap, 1, MLA_DTYPE_BF16,
+                                           MLA_DTYPE_BF16);
+        p.head_group_major = 1;
+        const Batch b = random_batch(rng, B, L, max_kv, ps, rng() % 2);
+        mla_metadata_sizes z{};
+        z.struct_size = sizeof(z);
+        if (mla_metadata_info(&p, &z) != MLA_SUCCESS) continue;
+        Plan got = alloc_plan(p), want = alloc_plan(p), aiter = alloc_plan(p);
+        INFO("iter " << iter << " B " << B << " L " << L << " H " << H << " ps " << ps);
+        REQUIRE(run_plan(p, b, got) == MLA_SUCCESS);
+        REQUIRE(check_invariants(p, b, got, true) == "");
+        serial_walk_v1_2(p, b, want);
+        REQUIRE(got.work_indptr == want.work_indptr);
+        REQUIRE(got.work_info == want.work_info);
+        REQUIRE(got.reduce_indptr == want.reduce_indptr);
+        REQUIRE(got.final_map == want.final_map);
+        REQUIRE(got.partial_map == want.partial_map);
+        mla_metadata_params pa = p;
+        pa.head_group_major = 0;
+        REQUIRE(run_plan(pa, b, aiter) == MLA_SUCCESS);
+        if (z.qk_batch_ratio == 1) {
+            REQUIRE(got.work_info == aiter.work_info);  // one head group: the same order
+        } else {
+            ++folded;
+        }
+        ++checked;
+    }
+    CHECK(checked > 400);
+    CHECK(folded > 300);
+}
+
+TEST_CASE("v1_2 head-group-major: a request's two head groups run on clusters C/2 apart",
+          "[planner][props]") {
+    // 128 requests x 4096 tokens, 128 heads (two 64-head groups), page 64: group 0 of every
+    // request fills the first half of the clusters and group 1 the second, in the same order.
+    std::vector<int32_t> q(128, 1);
+    std::vector<int64_t> n(128, 4096);
+    const Batch b = make_batch(q, n, 64);
+    mla_metadata_params p = params_for("sm_90a", 128, 1, 128, 64, 16, 0, -1, 1, MLA_DTYPE_BF16,
+                                       MLA_DTYPE_BF16);
+    p.head_group_major = 1;
+    Plan plan = alloc_plan(p);
+    REQUIRE(run_plan(p, b, plan) == MLA_SUCCESS);
+    const int32_t C = plan.sizes.num_clusters, r = plan.sizes.qk_batch_ratio;
+    REQUIRE(r == 2);
+    std::vector<int32_t> first_cluster(128 * 2, -1);  // of pseudo-request (b, g)
+    for (int32_t c = 0; c < C; ++c)
+        for (int32_t w = plan.work_indptr[c]; w < plan.work_indptr[c + 1]; ++w) {
+            const int32_t pr = plan.work_info[size_t(w) * 8];
+            if (first_cluster[pr] < 0) first_cluster[pr] = c;
+        }
+    for (int32_t bi = 0; bi < 128; ++bi) {
+        INFO("request " << bi << ": group 0 on cluster " << first_cluster[bi * 2] << ", group 1 on "
+                        << first_cluster[bi * 2 + 1]);
+        CHECK(std::abs(first_cluster[bi * 2 + 1] - first_cluster[bi * 2] - C / 2) <= 1);
+    }
+}
+
+TEST_CASE("v1_2 head-group-major: bad values, other archs and the device planner refuse it",
+          "[planner]") {
+    mla_metadata_params p = params_for("sm_90a", 4, 1, 128, 64, 16, 0, -1, 1, MLA_DTYPE_BF16,
+                                       MLA_DTYPE_BF16);
+    mla_metadata_sizes z{};
+    z.struct_size = sizeof(z);
+    p.head_group_major = 2;
+    CHECK(mla_metadata_info(&p, &z) == MLA_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(mla_last_error()).find("head_group_major") != std::string::npos);
+    p.head_group_major = 1;
+    CHECK(mla_metadata_info(&p, &z) == MLA_SUCCESS);
+    p.fast_mode = 0;  // v1_0 / v1_1 planners
+    CHECK(mla_metadata_info(&p, &z) == MLA_ERROR_INVALID_ARGUMENT);
+    mla_metadata_params g = params_for("gfx942", 4, 1, 128, 64, 16, 0, -1, 1, MLA_DTYPE_BF16,
+                                       MLA_DTYPE_BF16);
+    g.head_group_major = 1;
+    CHECK(mla_metadata_info(&g, &z) == MLA_ERROR_INVALID_ARGUMENT);
+}
+
 TEST_CASE("v1_0 and v1_1 plans keep the coverage and reduce invariants", "[planner][props]") {
     std::mt19937 rng(7);
     int checked = 0;

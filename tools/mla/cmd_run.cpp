@@ -39,6 +39,8 @@ void usage(FILE* f) {
                  "                   -1 = all)\n"
                  "  --scale X        softmax scale (default DeepSeek-V3's %.6f)\n"
                  "  --seed N         data seed (default 1)\n"
+                 "  --head-group-major  plan folded head groups group by group (host planner;\n"
+                 "                   mla_metadata_params.head_group_major)\n"
                  "  --cpu            force the CPU path\n",
                  deepseek_v3_softmax_scale());
 }
@@ -134,6 +136,7 @@ int cmd_run(int argc, char** argv) {
         else if (a == "--scale") s.softmax_scale = float(std::atof(next()));
         else if (a == "--seed") s.seed = uint64_t(std::atoll(next()));
         else if (a == "--cpu") force_cpu = true;
+        else if (a == "--head-group-major") s.head_group_major = true;
         else {
             std::fprintf(stderr, "mla run: unknown option '%s'\n", a.c_str());
             usage(stderr);

@@ -107,6 +107,9 @@ struct Spec {
     // mla_decode_args.out_dtype: MLA_DTYPE_BF16, or MLA_DTYPE_FP32 (out written as floats, as
     // context-parallel ranks do; DeviceRun::fetch copies them back unrounded)
     mla_dtype out_dtype = MLA_DTYPE_BF16;
+    // mla_metadata_params.head_group_major (host plans only): the head groups of folded heads
+    // laid out group by group so a request's groups read its KV together
+    bool head_group_major = false;
 };
 
 struct Problem {
@@ -290,6 +293,7 @@ inline mla_metadata_params plan_params_of(const Problem& p, const char* arch, in
     mp.page_size = p.spec.page_size;
     mp.causal = p.spec.causal ? 1 : 0;
     mp.is_cp_round_robin = p.cp_world > 1 ? 1 : 0;
+    mp.head_group_major = p.spec.head_group_major ? 1 : 0;
     return mp;
 }
 

@@ -23,7 +23,7 @@ typedef struct mla_v12_config {
     int32_t auto_splits;      // 1: effective split count from the workload (no cap given)
     int32_t block_shift;      // log2(pages_per_block)
     int32_t tile_tokens;      // sm_90a: max(1, packed / kernel_heads); aiter rule: 0
-    int32_t pad;
+    int32_t group_major;      // 1: pseudo-requests laid out head group by head group (host only)
 } mla_v12_config;
 
 // Kernel params, passed by value (const __grid_constant__).
