@@ -28,6 +28,15 @@ mla_metadata_params params_for(const char* arch, int B, int L, int H, int ps, in
     return p;
 }
 
+// Every output buffer of two plans equal, byte for byte.
+void require_same_plan(const Plan& got, const Plan& want) {
+    REQUIRE(got.work_indptr == want.work_indptr);
+    REQUIRE(got.work_info == want.work_info);
+    REQUIRE(got.reduce_indptr == want.reduce_indptr);
+    REQUIRE(got.final_map == want.final_map);
+    REQUIRE(got.partial_map == want.partial_map);
+}
+
 }  // namespace
 
 TEST_CASE("v1_2 plan equals the serial walk and keeps every invariant", "[planner][props]") {
@@ -69,11 +78,7 @@ TEST_CASE("v1_2 plan equals the serial walk and keeps every invariant", "[planne
         REQUIRE(st == MLA_SUCCESS);
         REQUIRE(check_invariants(p, b, got, true) == "");
         serial_walk_v1_2(p, b, want);
-        REQUIRE(got.work_indptr == want.work_indptr);
-        REQUIRE(got.work_info == want.work_info);
-        REQUIRE(got.reduce_indptr == want.reduce_indptr);
-        REQUIRE(got.final_map == want.final_map);
-        REQUIRE(got.partial_map == want.partial_map);
+        require_same_plan(got, want);
         REQUIRE(got.md[0] == uint64_t(reinterpret_cast<uintptr_t>(got.work_indptr.data())));
         REQUIRE(got.md[1] == uint64_t(reinterpret_cast<uintptr_t>(got.work_info.data())));
         REQUIRE(sum.num_works == got.work_indptr[z.num_clusters]);
@@ -113,11 +118,7 @@ TEST_CASE("v1_2 head-group-major plans equal the serial walk over the group-majo
         REQUIRE(run_plan(p, b, got) == MLA_SUCCESS);
         REQUIRE(check_invariants(p, b, got, true) == "");
         serial_walk_v1_2(p, b, want);
-        REQUIRE(got.work_indptr == want.work_indptr);
-        REQUIRE(got.work_info == want.work_info);
-        REQUIRE(got.reduce_indptr == want.reduce_indptr);
-        REQUIRE(got.final_map == want.final_map);
-        REQUIRE(got.partial_map == want.partial_map);
+        require_same_plan(got, want);
         mla_metadata_params pa = p;
         pa.head_group_major = 0;
         REQUIRE(run_plan(pa, b, aiter) == MLA_SUCCESS);
