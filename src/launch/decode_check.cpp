@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "context/struct_io.h"
 #include "launch/decode_launch.h"
+#include "planner/planner.h"
 #include "routing/routing.h"
 
 namespace mla::launch {
@@ -321,10 +322,10 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
 
     // ---- kernel params ----
     char* ws = static_cast<char*>(a.workspace);
-    const int64_t pout_bytes = sz.partial_rows * hk * 512 * 4;
     float* pout = sz.partial_rows > 0 ? reinterpret_cast<float*>(ws) : nullptr;
-    float* plse = sz.partial_rows > 0 ? reinterpret_cast<float*>(ws + ((pout_bytes + 255) / 256) * 256)
-                                      : nullptr;
+    float* plse = sz.partial_rows > 0
+                      ? reinterpret_cast<float*>(ws + plan::partial_lse_offset(sz.partial_rows, hk))
+                      : nullptr;
     mla_decode_params& p = d.decode;
     p.q = a.q;
     p.kv = a.kv_cache;

@@ -22,6 +22,13 @@ struct Setup {
     int32_t max_tile_tokens = 1;   // largest tile (tokens) over qlen 1..L: rows per fragment
 };
 
+// The decode workspace of `rows` partial rows of `hk` kernel heads (docs/plan-layout.md): fp32
+// partial outputs [rows, hk, 512] at byte 0, fp32 partial LSEs [rows, hk] at this byte offset (the
+// outputs' bytes rounded up to 256); the whole workspace is this offset + rows * hk * 4 bytes.
+inline int64_t partial_lse_offset(int64_t rows, int64_t hk) {
+    return (rows * hk * 512 * 4 + 255) / 256 * 256;
+}
+
 // Validates params and resolves them [INVALID_ARGUMENT naming the field; UNSUPPORTED_SHAPE
 // when the head plan rejects the heads / qlen / dtypes; ARCH_NOT_BUILT for an unknown arch].
 Setup resolve(const mla_metadata_params& params);

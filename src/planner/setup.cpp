@@ -13,7 +13,6 @@ namespace {
 
 bool is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
 
-int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 mla_decode_shape shape_of(const mla_metadata_params& p) {
     mla_decode_shape sh = MLA_DECODE_SHAPE_INIT;
@@ -82,9 +81,7 @@ void compute_sizes(Setup& s) {
     z.reduce_partial_map_len = partials;
     z.partial_rows = frags * s.max_tile_tokens;
     const int64_t Hk = c.kernel_heads;
-    z.workspace_bytes = z.partial_rows ? align_up(z.partial_rows * Hk * 512 * 4, 256) +
-                                             z.partial_rows * Hk * 4
-                                       : 0;
+    z.workspace_bytes = z.partial_rows ? partial_lse_offset(z.partial_rows, Hk) + z.partial_rows * Hk * 4 : 0;
     z.num_clusters = c.num_clusters;
     z.kernel_num_heads = c.kernel_heads;
     z.qk_batch_ratio = c.ratio;
