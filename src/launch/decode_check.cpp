@@ -271,16 +271,20 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     });
     d.threads = unsigned(d.decode_row->get_int("launch_threads"));
     d.smem = unsigned(d.decode_row->get_int("launch_smem"));
-    // Three kernel families share the params struct: mla_decode_qm_* (wgmma, query rows on the
-    // MMA's M side), mla_decode_wg_* (wgmma, transposed) and mla_decode_* (mma.sync, the
-    // fallback); the row's knl_name says which launch values it must carry.
+    // Four kernel families share the params struct: mla_decode_qm_* (wgmma, query rows on the
+    // MMA's M side), mla_decode_wg_* (wgmma, transposed), mla_decode_ra_* (wgmma, transposed,
+    // A from registers) and mla_decode_* (mma.sync, the fallback); the row's knl_name says which
+    // launch values it must carry.
     const std::string& kn = d.decode_row->knl_name;
     const bool qm_family = kn.rfind("mla_decode_qm_", 0) == 0;
-    const bool wg_family = kn.rfind("mla_decode_wg_", 0) == 0;
+    const bool wg_family = kn.rfind("mla_decode_wg_", 0) == 0 || kn.rfind("mla_decode_ra_", 0) == 0;
+    const bool ra_family = kn.rfind("mla_decode_ra_", 0) == 0;
     const int want_threads = qm_family   ? mla_decode_qm_threads()
+                             : ra_family ? mla_decode_ra_threads()
                              : wg_family ? mla_decode_wg_threads()
                                          : mla_decode_warps(m) * 32;
     const int want_smem = qm_family   ? mla_decode_qm_smem_bytes(kv8)
+                          : ra_family ? mla_decode_ra_smem_bytes(m)
                           : wg_family ? mla_decode_wg_smem_bytes(m, kv8)
                                       : mla_decode_smem_bytes(m, kv8);
     if (int(d.threads) != want_threads || int(d.smem) != want_smem)
@@ -294,7 +298,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
         MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE,
                  where << "out_dtype fp32 is not supported by " << kn << " (the mma.sync fallback, "
                        << d.decode_row->file << ":" << d.decode_row->line
-                       << "): only the wgmma kernels (mla_decode_qm_*, mla_decode_wg_*) write fp32 out; "
+                       << "): only the wgmma kernels (mla_decode_qm_*, mla_decode_wg_*, mla_decode_ra_*) write fp32 out; "
                           "use out_dtype bf16");
     d.grid = unsigned(sz.num_clusters);
     d.row_tile = m;

@@ -322,9 +322,85 @@ __device__ __forceinline__ void store_rows(const mla_decode_params& p, const mla
 template <int NQ>
 constexpr int kSChains = NQ == 16 ? MLA_WG_SCHAINS16 : MLA_WG_SCHAINS32;
 
+// The online softmax of one 64-token tile for a warpgroup's NQ query columns, on the S^T
+// accumulator layout (this thread: tokens r0, r0 + 8 of the tile; columns 8 (i >> 1) + 2 (lane & 3)
+// + (i & 1)): mask (token flags, causal limits, padding rows), scale to base-2 logits, column
+// maxima met in red[4][NQ] (named barrier bar_id), p = 2^(s - m) (0 while a column has seen no
+// key), l updated, P^T [NQ][64] written at p_off (bf16, or f16 when PF16) in the swizzled K-major
+// layout, alpha = 2^(m_old - m_new) returned. Ends with the fence and barrier that make P^T visible
+// to the warpgroup's MMAs. Every thread of the warpgroup calls it.
+template <int NQ, bool PF16>
+__device__ __forceinline__ void tile_softmax(char* smem, uint32_t p_off, float* red, const int* tok, int jt0,
+                                             const int (&lim)[NQ / 4], float sl2, float (&s)[NQ / 2],
+                                             float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&alpha)[NQ / 4],
+                                             int bar_id) {
+    constexpr int NI = NQ / 4;
+    const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3;
+    const int r0 = 16 * wl + (lane >> 2);
+    // ---- mask, scale to base-2 logits, column (query row) maxima ----
+    const int jt = jt0 + r0;
+    const bool ok0 = tok[r0] != 0, ok1 = tok[r0 + 8] != 0;
+    float mx[NI];
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+        const int e0 = 4 * (i >> 1) + (i & 1);
+        const float a = (ok0 && jt <= lim[i]) ? s[e0] * sl2 : -INFINITY;
+        const float b = (ok1 && jt + 8 <= lim[i]) ? s[e0 + 2] * sl2 : -INFINITY;
+        s[e0] = a;
+        s[e0 + 2] = b;
+        mx[i] = fmaxf(a, b);
+        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 4));
+        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 8));
+        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 16));
+    }
+    if (lane < 4) {
+#pragma unroll
+        for (int i = 0; i < NI; ++i)
+            red[wl * NQ + 8 * (i >> 1) + 2 * lane + (i & 1)] = mx[i];
+    }
+    bar_sync(bar_id, 128);  // (B) warp maxima visible within the warpgroup
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+        const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
+        float mn = m_run[i];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) mn = fmaxf(mn, red[k * NQ + col]);
+        alpha[i] = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - mn);
+        m_run[i] = mn;
+        const int e0 = 4 * (i >> 1) + (i & 1);
+        // a row with no visible key so far keeps p = 0 (no -inf - -inf)
+        const float pa = mn == -INFINITY ? 0.f : ex2(s[e0] - mn);
+        const float pb = mn == -INFINITY ? 0.f : ex2(s[e0 + 2] - mn);
+        l_run[i] = l_run[i] * alpha[i] + pa + pb;
+        const int qr = col;  // swizzle phase: p_off rows start 1024-aligned
+        char* prow = smem + p_off + qr * 128 + ((r0 & 7) << 1);
+        if constexpr (PF16) {
+            *reinterpret_cast<__half*>(prow + (((r0 >> 3) ^ (qr & 7)) << 4)) = __float2half_rn(pa);
+            *reinterpret_cast<__half*>(prow + ((((r0 >> 3) + 1) ^ (qr & 7)) << 4)) = __float2half_rn(pb);
+        } else {
+            *reinterpret_cast<__nv_bfloat16*>(prow + (((r0 >> 3) ^ (qr & 7)) << 4)) = __float2bfloat16_rn(pa);
+            *reinterpret_cast<__nv_bfloat16*>(prow + ((((r0 >> 3) + 1) ^ (qr & 7)) << 4)) = __float2bfloat16_rn(pb);
+        }
+    }
+    fence_proxy_async();
+    bar_sync(bar_id, 128);  // (C) P^T visible to the warpgroup's MMAs
+}
+
+// O^T columns (query rows) scaled by their alpha (accumulator layout of tile_softmax).
+template <int NQ>
+__device__ __forceinline__ void scale_o(float (&o)[8][NQ / 2], const float (&alpha)[NQ / 4]) {
+#pragma unroll
+    for (int mb = 0; mb < 8; ++mb)
+#pragma unroll
+        for (int i = 0; i < NQ / 4; ++i) {
+            const int e0 = 4 * (i >> 1) + (i & 1);
+            o[mb][e0] *= alpha[i];
+            o[mb][e0 + 2] *= alpha[i];
+        }
+}
+
 // One 64-token tile of a warpgroup's NQ query rows: S^T = K . Q^T (A = tile at kt_off, B = Q rows
-// through dQ), mask (token flags, causal limits, padding rows), base-2 online softmax with the
-// column maxima met in red[4][NQ] (named barrier bar_id), P^T (bf16, swizzled) at p_off, then
+// through dQ), the online softmax (tile_softmax: P^T bf16 at p_off), then
 // O^T = O^T * alpha + V^T . P^T. Every thread of the warpgroup calls it.
 // kt_off, p_off: byte offsets in shared memory (1024-aligned).
 template <int N, int NQ>
@@ -333,8 +409,6 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
                                          float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&o)[8][NQ / 2],
                                          uint64_t dQ, int bar_id) {
     constexpr int NR = NQ / 2, NI = NQ / 4;
-    const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3;
-    const int r0 = 16 * wl + (lane >> 2);  // this thread's tokens r0, r0 + 8 of the tile
     const uint64_t dP = sw128_desc(sbase + p_off, 16, 1024);
     // ---- S^T = K . Q^T over 576 dims, in NA independent accumulator chains (k-step kk goes to
     // chain kk % NA): consecutive wgmmas then do not wait on each other's results ----
@@ -366,60 +440,11 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
         for (int a = 1; a < NA; ++a) s[e] += sa[a][e];
     }
 
-    // ---- mask, scale to base-2 logits, column (query row) maxima ----
-    const int jt = jt0 + r0;
-    const bool ok0 = tok[r0] != 0, ok1 = tok[r0 + 8] != 0;
-    float mx[NI];
-#pragma unroll
-    for (int i = 0; i < NI; ++i) {
-        const int e0 = 4 * (i >> 1) + (i & 1);
-        const float a = (ok0 && jt <= lim[i]) ? s[e0] * sl2 : -INFINITY;
-        const float b = (ok1 && jt + 8 <= lim[i]) ? s[e0 + 2] * sl2 : -INFINITY;
-        s[e0] = a;
-        s[e0 + 2] = b;
-        mx[i] = fmaxf(a, b);
-        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 4));
-        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 8));
-        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 16));
-    }
-    if (lane < 4) {
-#pragma unroll
-        for (int i = 0; i < NI; ++i)
-            red[wl * NQ + 8 * (i >> 1) + 2 * lane + (i & 1)] = mx[i];
-    }
-    bar_sync(bar_id, 128);  // (B) warp maxima visible within the warpgroup
     float alpha[NI];
-#pragma unroll
-    for (int i = 0; i < NI; ++i) {
-        const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
-        float mn = m_run[i];
-#pragma unroll
-        for (int k = 0; k < 4; ++k) mn = fmaxf(mn, red[k * NQ + col]);
-        alpha[i] = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - mn);
-        m_run[i] = mn;
-        const int e0 = 4 * (i >> 1) + (i & 1);
-        // a row with no visible key so far keeps p = 0 (no -inf - -inf)
-        const float pa = mn == -INFINITY ? 0.f : ex2(s[e0] - mn);
-        const float pb = mn == -INFINITY ? 0.f : ex2(s[e0 + 2] - mn);
-        l_run[i] = l_run[i] * alpha[i] + pa + pb;
-        const int qr = col;  // swizzle phase: p_off rows start 1024-aligned
-        char* prow = smem + p_off + qr * 128 + ((r0 & 7) << 1);
-        const __nv_bfloat16 ba = __float2bfloat16_rn(pa), bb = __float2bfloat16_rn(pb);
-        *reinterpret_cast<__nv_bfloat16*>(prow + ((((r0 >> 3)) ^ (qr & 7)) << 4)) = ba;
-        *reinterpret_cast<__nv_bfloat16*>(prow + ((((r0 >> 3) + 1) ^ (qr & 7)) << 4)) = bb;
-    }
-    fence_proxy_async();
-    bar_sync(bar_id, 128);  // (C) P^T visible to the warpgroup's MMAs
+    tile_softmax<NQ, false>(smem, p_off, red, tok, jt0, lim, sl2, s, m_run, l_run, alpha, bar_id);
 
     // ---- O^T = O^T * alpha + V^T . P^T over this tile's 64 tokens ----
-#pragma unroll
-    for (int mb = 0; mb < 8; ++mb)
-#pragma unroll
-        for (int i = 0; i < NI; ++i) {
-            const int e0 = 4 * (i >> 1) + (i & 1);
-            o[mb][e0] *= alpha[i];
-            o[mb][e0 + 2] *= alpha[i];
-        }
+    scale_o<NQ>(o, alpha);
     const uint64_t dV = sw128_desc(sbase + kt_off, 1024, 1024);
 #pragma unroll
     for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
@@ -582,11 +607,92 @@ struct CfgPP {
     static_assert(OFF_W % 1024 == 0 && OFF_P % 1024 == 0 && (N * 128) % 1024 == 0, "swizzle atoms");
 };
 
+// The end of a ping-pong work: each warpgroup's (m, l, O^T) over its own tiles merge
+// (m = max(m0, m1), l = l0 2^(m0-m) + l1 2^(m1-m), O = (O0 2^(m0-m) + O1 2^(m1-m)) kv_scale / l;
+// l = 0 gives o = 0 and lse = -inf), staged in obuf [N][kOPitch] and written (store_lse,
+// store_rows). red: the warpgroup's [4][N] exchange; mrg: [2][m | l][N]. All 256 threads call it;
+// the caller has synchronised both warpgroups' MMAs. VPERM: O^T rows are the permuted output dims
+// of the register-sourced kernels (decode_ra.cuh), else 64 mb + row.
+template <int N, bool VPERM>
+__device__ __forceinline__ void pp_epilogue(const mla_decode_params& p, const mla_dec::Work& w, float* obuf, float* red,
+                                            float* mrg, const float (&m_run)[N / 4], const float (&l_run)[N / 4],
+                                            const float (&o)[8][N / 2], float kvsc) {
+    constexpr int NQ = N, NI = NQ / 4;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
+    float lt[NI];
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+        float l = l_run[i];
+        l += __shfl_xor_sync(0xffffffffu, l, 4);
+        l += __shfl_xor_sync(0xffffffffu, l, 8);
+        l += __shfl_xor_sync(0xffffffffu, l, 16);
+        lt[i] = l;
+    }
+    if (lane < 4) {
+#pragma unroll
+        for (int i = 0; i < NI; ++i) red[wl * NQ + 8 * (i >> 1) + 2 * lane + (i & 1)] = lt[i];
+    }
+    bar_sync(1 + wg, 128);
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+        const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
+        float l = 0.f;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) l += red[k * NQ + col];
+        lt[i] = l;
+        if (wl == 0 && lane < 4) {
+            mrg[(wg * 2 + 0) * N + col] = m_run[i];
+            mrg[(wg * 2 + 1) * N + col] = l;
+        }
+    }
+    __syncthreads();  // both warpgroups' (m, l) visible
+    float fac[NI], mt[NI];
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+        const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
+        const float mo = mrg[((wg ^ 1) * 2 + 0) * N + col], lo = mrg[((wg ^ 1) * 2 + 1) * N + col];
+        const float m = fmaxf(m_run[i], mo);
+        const float sme = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - m);
+        const float sot = mo == -INFINITY ? 0.f : ex2(mo - m);
+        const float l = lt[i] * sme + lo * sot;
+        fac[i] = l > 0.f ? sme * kvsc / l : 0.f;
+        mt[i] = m;
+        lt[i] = l;
+    }
+    const int r0 = 16 * wl + (lane >> 2);
+    for (int pass = 0; pass < 2; ++pass) {
+        if (pass == wg) {
+#pragma unroll
+            for (int mb = 0; mb < 8; ++mb)
+#pragma unroll
+                for (int i = 0; i < NI; ++i) {
+                    const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
+                    const int e0 = 4 * (i >> 1) + (i & 1);
+                    // output dims of o[mb][e0] and o[mb][e0 + 2]: 64 mb + r0 and + 8, or with
+                    // VPERM (decode_ra.cuh) 16 (8 wl + lane / 4) + 2 mb and + 1
+                    float* d = obuf + col * kOPitch + (VPERM ? 16 * (8 * wl + (lane >> 2)) + 2 * mb : 64 * mb + r0);
+                    const float a = o[mb][e0] * fac[i], b = o[mb][e0 + 2] * fac[i];
+                    d[0] = pass ? d[0] + a : a;
+                    d[VPERM ? 1 : 8] = pass ? d[VPERM ? 1 : 8] + b : b;
+                }
+        }
+        __syncthreads();
+    }
+    if (wg == 0 && wl == 0 && lane < 4) {
+#pragma unroll
+        for (int i = 0; i < NI; ++i) {
+            const int row = 8 * (i >> 1) + 2 * lane + (i & 1);
+            if (row < w.nrows) store_lse(p, w, row, lt[i] > 0.f ? (mt[i] + __log2f(lt[i])) * kLn2 : -INFINITY);
+        }
+    }
+    store_rows(p, w, obuf, tid);
+}
+
 template <int N, bool Q8>
 __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, char* smem) {
     using C = CfgPP<N>;
     constexpr int NQ = N, NR = NQ / 2, NI = NQ / 4;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
     const int wt = tid & 127;
     if (!launch_ok(p, smem, C::SMEM)) return;
     const uint32_t sbase = smem_u32(smem);
@@ -671,72 +777,7 @@ __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, ch
         __syncthreads();  // both warpgroups' MMAs done: the tiles become the output staging
 
         // ---- merge the two warpgroups, normalise, stage, write ----
-        float* obuf = reinterpret_cast<float*>(smem + C::OFF_W);  // [N][kOPitch]
-        float lt[NI];
-#pragma unroll
-        for (int i = 0; i < NI; ++i) {
-            float l = l_run[i];
-            l += __shfl_xor_sync(0xffffffffu, l, 4);
-            l += __shfl_xor_sync(0xffffffffu, l, 8);
-            l += __shfl_xor_sync(0xffffffffu, l, 16);
-            lt[i] = l;
-        }
-        if (lane < 4) {
-#pragma unroll
-            for (int i = 0; i < NI; ++i) red[wl * NQ + 8 * (i >> 1) + 2 * lane + (i & 1)] = lt[i];
-        }
-        bar_sync(1 + wg, 128);
-#pragma unroll
-        for (int i = 0; i < NI; ++i) {
-            const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
-            float l = 0.f;
-#pragma unroll
-            for (int k = 0; k < 4; ++k) l += red[k * NQ + col];
-            lt[i] = l;
-            if (wl == 0 && lane < 4) {
-                mrg[(wg * 2 + 0) * N + col] = m_run[i];
-                mrg[(wg * 2 + 1) * N + col] = l;
-            }
-        }
-        __syncthreads();  // both warpgroups' (m, l) visible
-        float fac[NI], mt[NI];
-#pragma unroll
-        for (int i = 0; i < NI; ++i) {
-            const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
-            const float mo = mrg[((wg ^ 1) * 2 + 0) * N + col], lo = mrg[((wg ^ 1) * 2 + 1) * N + col];
-            const float m = fmaxf(m_run[i], mo);
-            const float sme = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - m);
-            const float sot = mo == -INFINITY ? 0.f : ex2(mo - m);
-            const float l = lt[i] * sme + lo * sot;
-            fac[i] = l > 0.f ? sme * kvsc / l : 0.f;
-            mt[i] = m;
-            lt[i] = l;
-        }
-        const int r0 = 16 * wl + (lane >> 2);
-        for (int pass = 0; pass < 2; ++pass) {
-            if (pass == wg) {
-#pragma unroll
-                for (int mb = 0; mb < 8; ++mb)
-#pragma unroll
-                    for (int i = 0; i < NI; ++i) {
-                        const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
-                        const int e0 = 4 * (i >> 1) + (i & 1);
-                        float* d = obuf + col * kOPitch + 64 * mb + r0;
-                        const float a = o[mb][e0] * fac[i], b = o[mb][e0 + 2] * fac[i];
-                        d[0] = pass ? d[0] + a : a;
-                        d[8] = pass ? d[8] + b : b;
-                    }
-            }
-            __syncthreads();
-        }
-        if (wg == 0 && wl == 0 && lane < 4) {
-#pragma unroll
-            for (int i = 0; i < NI; ++i) {
-                const int row = 8 * (i >> 1) + 2 * lane + (i & 1);
-                if (row < w.nrows) store_lse(p, w, row, lt[i] > 0.f ? (mt[i] + __log2f(lt[i])) * kLn2 : -INFINITY);
-            }
-        }
-        store_rows(p, w, obuf, tid);
+        pp_epilogue<N, false>(p, w, reinterpret_cast<float*>(smem + C::OFF_W), red, mrg, m_run, l_run, o, kvsc);
     }
 }
 

@@ -1,0 +1,255 @@
+// decode_ra.cuh - the sm_90a MLA decode kernel for fp8 Q and fp8 KV with 16-row tiles, on wgmma
+// with the A operand in registers ("ra"), instantiated by mla_decode_ra_fp8_fp8.cu. Design, cost
+// model and measurements: docs/kernels.md; contract (works, rows, partials): docs/plan-layout.md.
+//
+// Transposed formulation as in decode_wgmma.cuh (the KV tile is the MMA's M = 64 side, the 16
+// query rows its N side), but the KV tile never goes through a widened shared-memory copy:
+//   S^T [64 tokens x 16] = K [64 x 576] . Q^T   fp8 x fp8 wgmma (m64n16k32.e4m3), A = K fragments
+//                                               read from the raw fp8 tile into registers, B = Q
+//   O^T [512 dims x 16] += V^T [512 x 64] . P^T f16 wgmma (m64n16k16), A = V^T fragments built in
+//                                               registers (exact e4m3 -> f16), B = P^T in f16
+// Two permutations make every fragment a 16-byte shared-memory load:
+// * S^T contracts over the 576 dims, so they may be reordered as long as Q uses the same order:
+//   the thread with lane quad q holds, for its tokens r0 and r0 + 8, the 16-byte chunks 4 i + q
+//   (i < 9) of the row, and chunk (q, i) byte 8 e + 4 j + b is k-step 2 i + e, column
+//   16 j + 4 q + b. Q is staged in that order (logical 4-byte word 8 s + 4 j + q of a row = the
+//   row's word 4 (4 (s / 2) + q) + 2 (s % 2) + j).
+// * The O^T rows (output dims) may be reordered as long as the epilogue undoes it: in m-block mb
+//   the thread's rows r0 and r0 + 8 are dims 16 G + 2 mb and 16 G + 2 mb + 1, G = 8 warp + lane / 4,
+//   so the thread's V fragment of a token is one 16-byte chunk (dims 16 G .. 16 G + 15); bytes of
+//   two adjacent tokens are paired with prmt and widened with one cvt per f16x2 register.
+// Ping-pong: warpgroup g runs tiles g, g + 2, ... from its own two raw fp8 ring slots (cp.async,
+// 2 threads per token), with its own O^T, m, l; the two merge at the end (pp_epilogue).
+// fp8 arithmetic: e4m3 products are exact; the fp8 wgmma accumulates S in fp32 chains (4
+// independent accumulators summed in fp32); V and P enter the O MMA as f16 (V exactly, P rounded
+// to f16: 3 more mantissa bits than the bf16 P of the other kernels).
+#pragma once
+#include "decode/decode_wgmma.cuh"
+
+namespace mla_ra {
+
+using namespace mla_wg;
+
+template <int N>
+struct CfgRA {
+    static_assert(N == 16, "the register-A kernel is built for 16-row tiles");
+    static constexpr int OFF_Q = 0;                          // Q fp8, 5 swizzled 128-column blocks
+    static constexpr int OFF_KV = 5 * N * 128;               // [warpgroup][2 slots] raw fp8 tiles
+    static constexpr int OFF_P = OFF_KV + 4 * kRaw8;         // [warpgroup] P^T [N][64] f16
+    static constexpr int OFF_RED = OFF_P + 2 * N * 128;      // [warpgroup][4][N] maxima / sums
+    static constexpr int OFF_TOK = OFF_RED + 2 * 16 * N;     // [warpgroup][slot][64] token flags
+    static constexpr int OFF_MRG = OFF_TOK + 4 * kTN * 4;    // [warpgroup][m | l][N]
+    static constexpr int SMEM = OFF_MRG + 2 * 2 * 4 * N;
+    static_assert(SMEM == mla_decode_ra_smem_bytes(N), "smem layout and formula disagree");
+    static_assert(N * kOPitch * 4 <= 4 * kRaw8, "output staging does not fit the ring");
+    static_assert(OFF_KV % 1024 == 0 && OFF_P % 1024 == 0, "swizzle atoms");
+};
+
+// D[64 x 16] (+)= A . B, e4m3 x e4m3 -> fp32, A (64 x 32) from registers, B by descriptor.
+__device__ __forceinline__ void wgmma_n16_e4m3_ra(float (&d)[8], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                                  uint64_t b, int acc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(acc));
+}
+// D[64 x 16] += A . B, f16 x f16 -> fp32, A (64 x 16) from registers, B (K-major) by descriptor.
+__device__ __forceinline__ void wgmma_n16_f16_ra(float (&d)[8], const uint32_t (&a)[4], uint64_t b) {
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, 1, 1, 1, 0;\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+__device__ __forceinline__ void wg_wait1() { asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); }
+__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel) {
+    uint32_t r;
+    asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(r) : "r"(a), "r"(b), "r"(sel));
+    return r;
+}
+// Two e4m3 bytes (low 16 bits of x) -> f16x2, exactly.
+__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t x) {
+    __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(x & 0xffffu), __NV_E4M3);
+    return uint32_t(h.x) | (uint32_t(h.y) << 16);
+}
+
+// V^T fragments of one 16-token k-step: x0, x1 = this thread's dims 16 G .. 16 G + 15 of tokens
+// t and t + 1 (t = 16 kt + 2 q), x8, x9 of tokens t + 8, t + 9. a[mb] = the 4 f16x2 registers of
+// m-block mb: rows (dims 16 G + 2 mb, + 1) x tokens (t, t + 1), then (t + 8, t + 9).
+__device__ __forceinline__ void v_fragments(const uint4 x0, const uint4 x1, const uint4 x8, const uint4 x9,
+                                            uint32_t (&a)[8][4]) {
+    const uint32_t lo0[4] = {x0.x, x0.y, x0.z, x0.w}, lo1[4] = {x1.x, x1.y, x1.z, x1.w};
+    const uint32_t hi0[4] = {x8.x, x8.y, x8.z, x8.w}, hi1[4] = {x9.x, x9.y, x9.z, x9.w};
+#pragma unroll
+    for (int wd = 0; wd < 4; ++wd) {
+        // bytes (dim 4 wd + c of token t, of token t + 1) for c = 0, 1 and c = 2, 3
+        const uint32_t l01 = prmt(lo0[wd], lo1[wd], 0x5140), l23 = prmt(lo0[wd], lo1[wd], 0x7362);
+        const uint32_t h01 = prmt(hi0[wd], hi1[wd], 0x5140), h23 = prmt(hi0[wd], hi1[wd], 0x7362);
+        a[2 * wd][0] = e4m3x2_to_f16x2(l01);
+        a[2 * wd][1] = e4m3x2_to_f16x2(l01 >> 16);
+        a[2 * wd][2] = e4m3x2_to_f16x2(h01);
+        a[2 * wd][3] = e4m3x2_to_f16x2(h01 >> 16);
+        a[2 * wd + 1][0] = e4m3x2_to_f16x2(l23);
+        a[2 * wd + 1][1] = e4m3x2_to_f16x2(l23 >> 16);
+        a[2 * wd + 1][2] = e4m3x2_to_f16x2(h23);
+        a[2 * wd + 1][3] = e4m3x2_to_f16x2(h23 >> 16);
+    }
+}
+
+// Work w's fp8 Q rows -> shared memory at off_q in the permuted K-major order of the S^T
+// fragments (file comment), 128-byte swizzle; rows past w.nrows are zero. All 256 threads.
+template <int N>
+__device__ __forceinline__ void load_q_perm(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
+                                            uint32_t off_q, int tid) {
+    for (int c = tid; c < N * (kD / 4); c += 256) {
+        const int row = c / (kD / 4), L = c - row * (kD / 4);
+        const int s = L >> 3, j = (L >> 2) & 1, qq = L & 3;
+        const int phys = 4 * (4 * (s >> 1) + qq) + 2 * (s & 1) + j;
+        uint32_t v = 0;
+        if (row < w.nrows) v = *reinterpret_cast<const uint32_t*>(q_row<true>(p, w, row) + 4 * phys);
+        const int col = 4 * L, kb = col >> 7, within = col & 127;
+        *reinterpret_cast<uint32_t*>(smem + off_q + kb * N * 128 + row * 128 + ((((within >> 4) ^ (row & 7))) << 4) +
+                                     (within & 15)) = v;
+    }
+}
+
+template <int N>
+__device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char* smem) {
+    using C = CfgRA<N>;
+    constexpr int NQ = N, NR = NQ / 2, NI = NQ / 4, NA = kSChains<NQ>;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
+    const int wt = tid & 127, q = lane & 3;
+    if (!launch_ok(p, smem, C::SMEM)) return;
+    const uint32_t sbase = smem_u32(smem);
+    float* red = reinterpret_cast<float*>(smem + C::OFF_RED) + wg * 4 * NQ;
+    int* tok0 = reinterpret_cast<int*>(smem + C::OFF_TOK) + wg * 2 * kTN;
+    float* mrg = reinterpret_cast<float*>(smem + C::OFF_MRG);
+    const uint32_t slot0 = C::OFF_KV + wg * 2 * kRaw8, p_off = C::OFF_P + wg * N * 128;
+    const int r0 = 16 * wl + (lane >> 2);       // this thread's tokens r0, r0 + 8 (S^T rows)
+    const int vcol = 16 * (8 * wl + (lane >> 2));  // this thread's 16 V dims (O^T rows)
+
+    const float qsc = p.q_scale ? *p.q_scale : 1.0f;
+    const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
+    const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
+    const uint64_t dQ = sw128_desc(sbase + C::OFF_Q, 16, 1024);
+    const uint64_t dP = sw128_desc(sbase + p_off, 16, 1024);
+
+    const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
+    for (int wi = w_begin; wi < w_end; ++wi) {
+        mla_dec::Work w;
+        if (!mla_dec::load_work(p, wi, N, w)) continue;
+        const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
+        // the warpgroup's i-th tile (tile wg + 2 i) -> slot i % 2, one cp.async group per call
+        auto issue = [&](int i) {
+            issue_tile<true, 2>(p, w, wg + 2 * i, n_tiles, sbase + slot0 + (i & 1) * kRaw8, tok0 + (i & 1) * kTN, wt);
+        };
+
+        __syncthreads();  // the previous work's epilogue is done with shared memory
+        issue(0);
+        load_q_perm<N>(p, w, smem, C::OFF_Q, tid);
+        fence_proxy_async();
+        __syncthreads();  // Q visible to both warpgroups' MMAs
+
+        float m_run[NI], l_run[NI];
+        int lim[NI];
+#pragma unroll
+        for (int i = 0; i < NI; ++i) {
+            m_run[i] = -INFINITY;
+            l_run[i] = 0.f;
+            lim[i] = mla_dec::row_limit(p, w, 8 * (i >> 1) + 2 * q + (i & 1));
+        }
+        float o[8][NR];
+#pragma unroll
+        for (int mb = 0; mb < 8; ++mb)
+#pragma unroll
+            for (int e = 0; e < NR; ++e) o[mb][e] = 0.f;
+
+        for (int i = 0; wg + 2 * i < n_tiles; ++i) {
+            const int tile = wg + 2 * i;
+            bar_sync(1 + wg, 128);  // the warpgroup is done with tile i - 1: its slot and P^T are free
+            issue(i + 1);
+            cp_wait<1>();
+            bar_sync(1 + wg, 128);  // tile i landed for the whole warpgroup
+            const char* kt = smem + slot0 + (i & 1) * kRaw8;
+            const int* tok = tok0 + (i & 1) * kTN;
+            if (MLA_WG_ABLATE & 4) continue;  // measurement build: loads only
+
+            // ---- S^T = K . Q^T: 18 fp8 k-steps in NA independent accumulator chains ----
+            uint4 ka[9], kb[9];
+#pragma unroll
+            for (int c = 0; c < 9; ++c) {
+                ka[c] = *reinterpret_cast<const uint4*>(kt + r0 * kD + 16 * (4 * c + q));
+                kb[c] = *reinterpret_cast<const uint4*>(kt + (r0 + 8) * kD + 16 * (4 * c + q));
+            }
+            float sa[NA][NR];
+#pragma unroll
+            for (int a = 0; a < NA; ++a)
+#pragma unroll
+                for (int e = 0; e < NR; ++e) sa[a][e] = 0.f;
+#pragma unroll
+            for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
+            wg_fence();
+#pragma unroll
+            for (int s = 0; s < ((MLA_WG_ABLATE & 2) ? 0 : kD / 32); ++s) {
+                const uint4 x = ka[s >> 1], y = kb[s >> 1];
+                const bool e = s & 1;
+                wgmma_n16_e4m3_ra(sa[s % NA], e ? x.z : x.x, e ? y.z : y.x, e ? x.w : x.y, e ? y.w : y.y,
+                                  dQ + uint64_t(((s >> 2) * N * 128 + (s & 3) * 32) >> 4), s >= NA);
+            }
+            wg_commit();
+            wg_wait0();
+#pragma unroll
+            for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
+            float sv[NR];
+#pragma unroll
+            for (int e = 0; e < NR; ++e) {
+                sv[e] = sa[0][e];
+#pragma unroll
+                for (int a = 1; a < NA; ++a) sv[e] += sa[a][e];
+            }
+
+            float alpha[NI];
+            tile_softmax<NQ, true>(smem, p_off, red, tok, w.tok_begin + tile * kTN, lim, sl2, sv, m_run, l_run, alpha,
+                                   1 + wg);
+
+            // ---- O^T = O^T * alpha + V^T . P^T: per 16-token step, 8 m-blocks from registers ----
+            scale_o<NQ>(o, alpha);
+#pragma unroll
+            for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
+            wg_fence();
+            uint32_t va[2][8][4];
+#pragma unroll
+            for (int ks = 0; ks < ((MLA_WG_ABLATE & 1) ? 0 : kTN / 16); ++ks) {
+                const char* vt = kt + (16 * ks + 2 * q) * kD + vcol;
+                if (ks >= 2) wg_wait1();  // step ks - 2 has read va[ks & 1]
+                v_fragments(*reinterpret_cast<const uint4*>(vt), *reinterpret_cast<const uint4*>(vt + kD),
+                            *reinterpret_cast<const uint4*>(vt + 8 * kD),
+                            *reinterpret_cast<const uint4*>(vt + 9 * kD), va[ks & 1]);
+                wg_fence();  // the fragment registers were written: order them before the wgmmas
+#pragma unroll
+                for (int mb = 0; mb < 8; ++mb)
+                    wgmma_n16_f16_ra(o[mb], va[ks & 1][mb], dP + uint64_t((ks * 32) >> 4));
+                wg_commit();
+            }
+            wg_wait0();
+#pragma unroll
+            for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
+        }
+        cp_wait<0>();
+        __syncthreads();  // both warpgroups' MMAs done: the ring becomes the output staging
+
+        pp_epilogue<N, true>(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), red, mrg, m_run, l_run, o, kvsc);
+    }
+}
+
+}  // namespace mla_ra
+
+// Defines the extern "C" kernel mla_decode_ra_<QN>_<KVN>_m<M>.
+#define MLA_DECODE_RA_KERNEL(QN, KVN, M)                                                          \
+    extern "C" __global__ void __launch_bounds__(256, 1)                                          \
+        mla_decode_ra_##QN##_##KVN##_m##M(const __grid_constant__ mla_decode_params p) {           \
+        extern __shared__ __align__(1024) char smem[];                                            \
+        mla_ra::decode_ra_body<M>(p, smem);                                                       \
+    }
