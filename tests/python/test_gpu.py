@@ -1,7 +1,9 @@
 """GPU decode through the Python package (marked `gpu`: needs torch and an sm_90a device) against
 a torch float64 reference. Tolerances are the project's (docs/kernels.md, FlashMLA's rule): an
 element passes if its abs error < 8e-4 or rel error < 1.6% (out), abs 1e-6 or rel 1.2e-4 (LSE);
--inf must match exactly. For out, an element also passes within 2 bf16 ulps (2^-7) of
+-inf must match exactly; fp8 Q with fp8 KV at <= 16 rows per head group: LSE abs 2e-4 (that
+kernel sums S = Q K^T on the fp8 tensor cores, which add with fewer than fp32's mantissa bits;
+docs/kernels.md). For out, an element also passes within 2 bf16 ulps (2^-7) of
 sum_i p_i |v_i|: the kernels round the probabilities to bf16 before P.V, which dominates the
 error when only a few keys are visible and the output cancels (observed 5e-3 with 2 keys).
 Run: LIBMLA_PATH=build/src/libmla.so.0 python3 -m pytest tests/python -m gpu"""
@@ -99,6 +101,7 @@ CASES = [
     ("bf16", "bf16", 16, [1, 1, 1, 1], 1, [37, 1, 700, 2000], True, None, None, None, False),
     ("bf16", "fp8", 128, [1, 1, 1, 1], 64, [4000, 65, 0, 1], True, None, 0.7, None, False),
     ("fp8", "fp8", 16, [2, 2], 16, [129, 300], True, 0.5, 1.5, None, False),
+    ("fp8", "fp8", 16, [1, 1, 1, 0, 1], 64, [1, 4097, 77, 5, 20000], True, 0.5, 1.5, None, False),
     ("bf16", "bf16", 64, [4, 1, 3], 16, [1000, 5, 333], False, None, None, 20, True),
     ("fp8", "fp8", 96, [3, 3], 1, [100, 5000], True, 1.25, 0.8, None, False),
     ("bf16", "bf16", 8, [1], 64, [20000], True, None, None, 132, True),
@@ -130,7 +133,8 @@ def test_decode_matches_torch_float64(q_dt, kv_dt, H, qlens, ps, kv_lens, causal
         p, libmla.DEFAULT_SM_SCALE if sm_scale is None else sm_scale, causal,
         1.0 if q_scale is None else q_scale, 1.0 if kv_scale is None else kv_scale)
     assert_close(out, want_out, 8e-4, 2.01 / 128, "out", bound)
-    assert_close(lse, want_lse, 1e-6, 8.01 / 65536, "lse")
+    ra = q_dt == kv_dt == "fp8" and min(H, 64) * max(qlens) <= 16  # mla_decode_ra_* rows
+    assert_close(lse, want_lse, 2e-4 if ra else 1e-6, 8.01 / 65536, "lse")
 
 
 FP32_CASES = [
@@ -190,8 +194,13 @@ def test_device_planner_matches_host_planner():
                                      torch.from_numpy(p["kvi"]).cuda(),
                                      torch.from_numpy(p["last"]).cuda(), 128, max_seqlen_qo=1)
     got = dp.to_host()
-    for name in ("work_indptr", "reduce_indptr", "reduce_final_map", "reduce_partial_map"):
+    for name in ("work_indptr", "reduce_indptr", "reduce_final_map"):
         np.testing.assert_array_equal(got[name], getattr(host, name), err_msg=name)
+    # reduce_partial_map past reduce_indptr's last entry is not part of the plan (plan-layout.md):
+    # neither planner writes it (the device buffer here comes uninitialised from torch.empty)
+    n_part = int(host.reduce_indptr[-1])
+    np.testing.assert_array_equal(got["reduce_partial_map"][:n_part], host.reduce_partial_map[:n_part],
+                                  err_msg="reduce_partial_map")
     nw = host.num_works
     np.testing.assert_array_equal(got["work_info_set"][:nw], host.works())
     assert got["work_metadata"].tolist() == [dp.work_indptr.data_ptr(), dp.work_info_set.data_ptr()]

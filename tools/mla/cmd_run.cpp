@@ -228,7 +228,7 @@ int cmd_run(int argc, char** argv) {
                 for (int b : reqs)
                     for (int t = p.qo_indptr[b]; t < p.qo_indptr[b + 1]; ++t) rows.push_back(t);
                 CompareResult r;
-                compare_rows(p, rows, out, lse, rout, rlse, Tolerance{}, r);
+                compare_rows(p, rows, out, lse, rout, rlse, tolerance_for(p.spec), r);
                 std::printf("  check: %zu requests vs mla_decode_reference: %ld values, max abs %.2e, max lse rel "
                             "%.2e: %s\n",
                             reqs.size(), r.checked, r.max_abs, r.max_rel_lse,

@@ -97,10 +97,15 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
 }
 /* Register-A kernel (mla_decode_ra_fp8_fp8_m16, decode_ra.cuh): fp8 Q and KV, 16-row tiles, 2
  * ping-pong warpgroups (256 threads). Shared memory: Q (fp8, 5 swizzled 128-byte blocks per row),
- * 2 warpgroups x 2 raw fp8 tiles, 2 P^T (f16), 2 exchanges, 2 x 2 x 64 flags, 2 x (m, l). */
+ * a ring of MLA_DECODE_RA_SLOTS raw fp8 tiles, 2 P^T (f16), 2 exchanges, flags per slot,
+ * 2 x (m, l), one mbarrier per slot. */
+#ifndef MLA_DECODE_RA_SLOTS
+#define MLA_DECODE_RA_SLOTS 5
+#endif
 static inline constexpr int mla_decode_ra_threads() { return 256; }
 static inline constexpr int mla_decode_ra_smem_bytes(int m) {
-    return 5 * m * 128 + 4 * 64 * 576 + 2 * m * 128 + 2 * 16 * m + 4 * 64 * 4 + 2 * 2 * 4 * m;
+    return 5 * m * 128 + MLA_DECODE_RA_SLOTS * 64 * 576 + 2 * m * 128 + 2 * 16 * m + MLA_DECODE_RA_SLOTS * 64 * 4 +
+           2 * 2 * 4 * m + MLA_DECODE_RA_SLOTS * 8;
 }
 /* qm kernels (mla_decode_qm_<q>_<kv>_m<M>, decode_qm.cuh; M = 32 or 64): the query rows are the
  * MMA's M side (padded to 64), 2 warpgroups, 256 threads. Shared memory: Q (64 rows, bf16), a

@@ -18,11 +18,16 @@
 //   the thread's rows r0 and r0 + 8 are dims 16 G + 2 mb and 16 G + 2 mb + 1, G = 8 warp + lane / 4,
 //   so the thread's V fragment of a token is one 16-byte chunk (dims 16 G .. 16 G + 15); bytes of
 //   two adjacent tokens are paired with prmt and widened with one cvt per f16x2 register.
-// Ping-pong: warpgroup g runs tiles g, g + 2, ... from its own two raw fp8 ring slots (cp.async,
-// 2 threads per token), with its own O^T, m, l; the two merge at the end (pp_epilogue).
-// fp8 arithmetic: e4m3 products are exact; the fp8 wgmma accumulates S in fp32 chains (4
-// independent accumulators summed in fp32); V and P enter the O MMA as f16 (V exactly, P rounded
-// to f16: 3 more mantissa bits than the bf16 P of the other kernels).
+// Ping-pong: warpgroup g runs tiles g, g + 2, ... with its own O^T, m, l; the two merge at the end
+// (pp_epilogue). Loads: a ring of kSlots raw fp8 tiles shared by both warpgroups, one bulk copy
+// (cp.async.bulk, 576 bytes) per token row completing on the slot's mbarrier; the warpgroup that
+// finishes tile t refills its slot with tile t + kSlots (for the other warpgroup), so up to
+// kSlots - 1 tiles are in flight with no producer warp and no cross-warpgroup barrier.
+// fp8 arithmetic: e4m3 products are exact, but Hopper's fp8 wgmma adds them with fewer mantissa
+// bits than fp32 (the LSE differs from an fp32 sum by up to ~1e-4 where Q.K cancels; the test
+// tolerance is documented in docs/kernels.md); the MLA_RA_SCHAINS accumulator chains are summed
+// in fp32. V and P enter the O MMA as f16 (V exactly, P rounded to f16: 3 more mantissa bits than
+// the bf16 P of the other kernels), accumulated in fp32.
 #pragma once
 #include "decode/decode_wgmma.cuh"
 
@@ -30,20 +35,70 @@ namespace mla_ra {
 
 using namespace mla_wg;
 
+constexpr int kSlots = MLA_DECODE_RA_SLOTS;  // ring of raw fp8 tiles (decode_params.h)
+// Independent accumulator chains of the S^T phase (measured, docs/performance.md: 2 beat 4 and 6).
+#ifndef MLA_RA_SCHAINS
+#define MLA_RA_SCHAINS 2
+#endif
+
+
 template <int N>
 struct CfgRA {
     static_assert(N == 16, "the register-A kernel is built for 16-row tiles");
-    static constexpr int OFF_Q = 0;                          // Q fp8, 5 swizzled 128-column blocks
-    static constexpr int OFF_KV = 5 * N * 128;               // [warpgroup][2 slots] raw fp8 tiles
-    static constexpr int OFF_P = OFF_KV + 4 * kRaw8;         // [warpgroup] P^T [N][64] f16
-    static constexpr int OFF_RED = OFF_P + 2 * N * 128;      // [warpgroup][4][N] maxima / sums
-    static constexpr int OFF_TOK = OFF_RED + 2 * 16 * N;     // [warpgroup][slot][64] token flags
-    static constexpr int OFF_MRG = OFF_TOK + 4 * kTN * 4;    // [warpgroup][m | l][N]
-    static constexpr int SMEM = OFF_MRG + 2 * 2 * 4 * N;
+    static constexpr int OFF_Q = 0;                             // Q fp8, 5 swizzled 128-column blocks
+    static constexpr int OFF_KV = 5 * N * 128;                  // [kSlots] raw fp8 tiles
+    static constexpr int OFF_P = OFF_KV + kSlots * kRaw8;       // [warpgroup] P^T [N][64] f16
+    static constexpr int OFF_RED = OFF_P + 2 * N * 128;         // [warpgroup][4][N] maxima / sums
+    static constexpr int OFF_TOK = OFF_RED + 2 * 16 * N;        // [kSlots][64] token flags
+    static constexpr int OFF_MRG = OFF_TOK + kSlots * kTN * 4;  // [warpgroup][m | l][N]
+    static constexpr int OFF_BAR = OFF_MRG + 2 * 2 * 4 * N;     // [kSlots] mbarriers ("full")
+    static constexpr int SMEM = OFF_BAR + kSlots * 8;
     static_assert(SMEM == mla_decode_ra_smem_bytes(N), "smem layout and formula disagree");
-    static_assert(N * kOPitch * 4 <= 4 * kRaw8, "output staging does not fit the ring");
-    static_assert(OFF_KV % 1024 == 0 && OFF_P % 1024 == 0, "swizzle atoms");
+    static_assert(N * kOPitch * 4 <= kSlots * kRaw8, "output staging does not fit the ring");
+    static_assert(OFF_KV % 1024 == 0 && OFF_P % 1024 == 0 && OFF_BAR % 8 == 0, "alignment");
 };
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_tx(uint32_t bar, int bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+    asm volatile(
+        "{\n.reg .pred done;\nWAIT_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity)
+        : "memory");
+}
+// `bytes` (a multiple of 16) from global src to shared dst by the bulk-copy engine, completing
+// on mbarrier bar.
+__device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, int bytes, uint32_t bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+// Tile `tile` of work w into ring slot `slot` by 64 threads (lt = token): one bulk copy of the
+// token's 576-byte row, or, for a token past the work's end or on a bad page (never read), a
+// zero row; the token flag in tok[64]; each thread arrives once on the slot's mbarrier (count 64).
+__device__ __forceinline__ void issue_tile_bulk(const mla_decode_params& p, const mla_dec::Work& w, int tile,
+                                                char* slot, int* tok, uint32_t bar, int lt) {
+    const int j = w.tok_begin + tile * kTN + lt;
+    const char* row = j < w.tok_end ? kv_row<true>(p, w, j, true) : nullptr;
+    tok[lt] = row != nullptr ? 1 : 0;
+    if (row != nullptr) {
+        mbar_arrive_tx(bar, kD);
+        bulk_copy(smem_u32(slot + lt * kD), row, kD, bar);
+    } else {
+#pragma unroll
+        for (int c = 0; c < kD / 16; ++c) *reinterpret_cast<uint4*>(slot + lt * kD + 16 * c) = make_uint4(0, 0, 0, 0);
+        mbar_arrive(bar);
+    }
+}
 
 // D[64 x 16] (+)= A . B, e4m3 x e4m3 -> fp32, A (64 x 32) from registers, B by descriptor.
 __device__ __forceinline__ void wgmma_n16_e4m3_ra(float (&d)[8], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
@@ -118,16 +173,16 @@ __device__ __forceinline__ void load_q_perm(const mla_decode_params& p, const ml
 template <int N>
 __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char* smem) {
     using C = CfgRA<N>;
-    constexpr int NQ = N, NR = NQ / 2, NI = NQ / 4, NA = kSChains<NQ>;
+    constexpr int NQ = N, NR = NQ / 2, NI = NQ / 4, NA = MLA_RA_SCHAINS;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
     const int wt = tid & 127, q = lane & 3;
     if (!launch_ok(p, smem, C::SMEM)) return;
     const uint32_t sbase = smem_u32(smem);
     float* red = reinterpret_cast<float*>(smem + C::OFF_RED) + wg * 4 * NQ;
-    int* tok0 = reinterpret_cast<int*>(smem + C::OFF_TOK) + wg * 2 * kTN;
+    int* tok_all = reinterpret_cast<int*>(smem + C::OFF_TOK);  // [kSlots][64]
     float* mrg = reinterpret_cast<float*>(smem + C::OFF_MRG);
-    const uint32_t slot0 = C::OFF_KV + wg * 2 * kRaw8, p_off = C::OFF_P + wg * N * 128;
-    const int r0 = 16 * wl + (lane >> 2);       // this thread's tokens r0, r0 + 8 (S^T rows)
+    const uint32_t bar0 = sbase + C::OFF_BAR, p_off = C::OFF_P + wg * N * 128;
+    const int r0 = 16 * wl + (lane >> 2);          // this thread's tokens r0, r0 + 8 (S^T rows)
     const int vcol = 16 * (8 * wl + (lane >> 2));  // this thread's 16 V dims (O^T rows)
 
     const float qsc = p.q_scale ? *p.q_scale : 1.0f;
@@ -136,18 +191,27 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
     const uint64_t dQ = sw128_desc(sbase + C::OFF_Q, 16, 1024);
     const uint64_t dP = sw128_desc(sbase + p_off, 16, 1024);
 
+    if (tid < kSlots) mbar_init(bar0 + 8 * tid, 64);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    // Tiles are numbered across the CTA's works (seq = base + tile): tile seq fills slot seq % kSlots
+    // in that slot's fill number seq / kSlots, whose completion flips the mbarrier's phase parity.
+    uint32_t base = 0;
+
     const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
     for (int wi = w_begin; wi < w_end; ++wi) {
         mla_dec::Work w;
         if (!mla_dec::load_work(p, wi, N, w)) continue;
         const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
-        // the warpgroup's i-th tile (tile wg + 2 i) -> slot i % 2, one cp.async group per call
-        auto issue = [&](int i) {
-            issue_tile<true, 2>(p, w, wg + 2 * i, n_tiles, sbase + slot0 + (i & 1) * kRaw8, tok0 + (i & 1) * kTN, wt);
+        // tile t of this work into its slot, by threads wt < 64 of the calling warpgroup
+        auto issue = [&](int t) {
+            const int sl = int((base + t) % kSlots);
+            if (wt < 64)
+                issue_tile_bulk(p, w, t, smem + C::OFF_KV + sl * kRaw8, tok_all + sl * kTN, bar0 + 8 * sl, wt);
         };
 
-        __syncthreads();  // the previous work's epilogue is done with shared memory
-        issue(0);
+        __syncthreads();  // the previous work's epilogue is done with shared memory (mbarrier init)
+        fence_proxy_async();  // earlier generic accesses of the ring before the bulk copies
+        for (int t = wg; t < kSlots && t < n_tiles; t += 2) issue(t);
         load_q_perm<N>(p, w, smem, C::OFF_Q, tid);
         fence_proxy_async();
         __syncthreads();  // Q visible to both warpgroups' MMAs
@@ -166,78 +230,90 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
 #pragma unroll
             for (int e = 0; e < NR; ++e) o[mb][e] = 0.f;
 
-        for (int i = 0; wg + 2 * i < n_tiles; ++i) {
-            const int tile = wg + 2 * i;
-            bar_sync(1 + wg, 128);  // the warpgroup is done with tile i - 1: its slot and P^T are free
-            issue(i + 1);
-            cp_wait<1>();
-            bar_sync(1 + wg, 128);  // tile i landed for the whole warpgroup
-            const char* kt = smem + slot0 + (i & 1) * kRaw8;
-            const int* tok = tok0 + (i & 1) * kTN;
-            if (MLA_WG_ABLATE & 4) continue;  // measurement build: loads only
-
-            // ---- S^T = K . Q^T: 18 fp8 k-steps in NA independent accumulator chains ----
-            uint4 ka[9], kb[9];
+        for (int tile = wg; tile < n_tiles; tile += 2) {
+            const uint32_t seq = base + tile, sl = seq % kSlots;
+            mbar_wait(bar0 + 8 * sl, (seq / kSlots) & 1);  // the tile's rows (and flags) landed
+            const char* kt = smem + C::OFF_KV + sl * kRaw8;
+            const int* tok = tok_all + sl * kTN;
+            if (!(MLA_WG_ABLATE & 4)) {
+                // ---- S^T = K . Q^T: 18 fp8 k-steps in NA independent accumulator chains ----
+                uint4 ka[9], kb[9];
 #pragma unroll
-            for (int c = 0; c < 9; ++c) {
-                ka[c] = *reinterpret_cast<const uint4*>(kt + r0 * kD + 16 * (4 * c + q));
-                kb[c] = *reinterpret_cast<const uint4*>(kt + (r0 + 8) * kD + 16 * (4 * c + q));
-            }
-            float sa[NA][NR];
+                for (int c = 0; c < 9; ++c) {
+                    ka[c] = *reinterpret_cast<const uint4*>(kt + r0 * kD + 16 * (4 * c + q));
+                    kb[c] = *reinterpret_cast<const uint4*>(kt + (r0 + 8) * kD + 16 * (4 * c + q));
+                }
+                float sa[NA][NR];
 #pragma unroll
-            for (int a = 0; a < NA; ++a)
+                for (int a = 0; a < NA; ++a)
 #pragma unroll
-                for (int e = 0; e < NR; ++e) sa[a][e] = 0.f;
+                    for (int e = 0; e < NR; ++e) sa[a][e] = 0.f;
 #pragma unroll
-            for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
-            wg_fence();
+                for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
+                wg_fence();
 #pragma unroll
-            for (int s = 0; s < ((MLA_WG_ABLATE & 2) ? 0 : kD / 32); ++s) {
-                const uint4 x = ka[s >> 1], y = kb[s >> 1];
-                const bool e = s & 1;
-                wgmma_n16_e4m3_ra(sa[s % NA], e ? x.z : x.x, e ? y.z : y.x, e ? x.w : x.y, e ? y.w : y.y,
-                                  dQ + uint64_t(((s >> 2) * N * 128 + (s & 3) * 32) >> 4), s >= NA);
-            }
-            wg_commit();
-            wg_wait0();
-#pragma unroll
-            for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
-            float sv[NR];
-#pragma unroll
-            for (int e = 0; e < NR; ++e) {
-                sv[e] = sa[0][e];
-#pragma unroll
-                for (int a = 1; a < NA; ++a) sv[e] += sa[a][e];
-            }
-
-            float alpha[NI];
-            tile_softmax<NQ, true>(smem, p_off, red, tok, w.tok_begin + tile * kTN, lim, sl2, sv, m_run, l_run, alpha,
-                                   1 + wg);
-
-            // ---- O^T = O^T * alpha + V^T . P^T: per 16-token step, 8 m-blocks from registers ----
-            scale_o<NQ>(o, alpha);
-#pragma unroll
-            for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
-            wg_fence();
-            uint32_t va[2][8][4];
-#pragma unroll
-            for (int ks = 0; ks < ((MLA_WG_ABLATE & 1) ? 0 : kTN / 16); ++ks) {
-                const char* vt = kt + (16 * ks + 2 * q) * kD + vcol;
-                if (ks >= 2) wg_wait1();  // step ks - 2 has read va[ks & 1]
-                v_fragments(*reinterpret_cast<const uint4*>(vt), *reinterpret_cast<const uint4*>(vt + kD),
-                            *reinterpret_cast<const uint4*>(vt + 8 * kD),
-                            *reinterpret_cast<const uint4*>(vt + 9 * kD), va[ks & 1]);
-                wg_fence();  // the fragment registers were written: order them before the wgmmas
-#pragma unroll
-                for (int mb = 0; mb < 8; ++mb)
-                    wgmma_n16_f16_ra(o[mb], va[ks & 1][mb], dP + uint64_t((ks * 32) >> 4));
+                for (int s = 0; s < ((MLA_WG_ABLATE & 2) ? 0 : kD / 32); ++s) {
+                    const uint4 x = ka[s >> 1], y = kb[s >> 1];
+                    const bool e = s & 1;
+                    wgmma_n16_e4m3_ra(sa[s % NA], e ? x.z : x.x, e ? y.z : y.x, e ? x.w : x.y, e ? y.w : y.y,
+                                      dQ + uint64_t(((s >> 2) * N * 128 + (s & 3) * 32) >> 4), s >= NA);
+                }
                 wg_commit();
-            }
-            wg_wait0();
+                wg_wait0();
 #pragma unroll
-            for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
+                for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
+                float sv[NR];
+#pragma unroll
+                for (int e = 0; e < NR; ++e) {
+                    sv[e] = sa[0][e];
+#pragma unroll
+                    for (int a = 1; a < NA; ++a) sv[e] += sa[a][e];
+                }
+
+                float alpha[NI];
+                tile_softmax<NQ, true>(smem, p_off, red, tok, w.tok_begin + tile * kTN, lim, sl2, sv, m_run, l_run,
+                                       alpha, 1 + wg);
+
+                // ---- O^T = O^T * alpha + V^T . P^T: per 16-token step, 8 m-blocks from registers ----
+                scale_o<NQ>(o, alpha);
+#pragma unroll
+                for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
+                wg_fence();
+                uint32_t va[2][8][4];
+                // raw V rows of step ks (tokens t, t + 1, t + 8, t + 9): loaded one step ahead
+                uint4 vr[2][4];
+                auto load_v = [&](int ks, uint4 (&r)[4]) {
+                    const char* vt = kt + (16 * ks + 2 * q) * kD + vcol;
+                    r[0] = *reinterpret_cast<const uint4*>(vt);
+                    r[1] = *reinterpret_cast<const uint4*>(vt + kD);
+                    r[2] = *reinterpret_cast<const uint4*>(vt + 8 * kD);
+                    r[3] = *reinterpret_cast<const uint4*>(vt + 9 * kD);
+                };
+                load_v(0, vr[0]);
+#pragma unroll
+                for (int ks = 0; ks < ((MLA_WG_ABLATE & 1) ? 0 : kTN / 16); ++ks) {
+                    if (ks >= 2) wg_wait1();  // step ks - 2 has read va[ks & 1]
+                    v_fragments(vr[ks & 1][0], vr[ks & 1][1], vr[ks & 1][2], vr[ks & 1][3], va[ks & 1]);
+                    if (ks + 1 < kTN / 16) load_v(ks + 1, vr[(ks + 1) & 1]);
+                    wg_fence();  // the fragment registers were written: order them before the wgmmas
+#pragma unroll
+                    for (int mb = 0; mb < 8; ++mb)
+                        wgmma_n16_f16_ra(o[mb], va[ks & 1][mb], dP + uint64_t((ks * 32) >> 4));
+                    wg_commit();
+                }
+                wg_wait0();
+#pragma unroll
+                for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
+            }
+            // the warpgroup is done with the slot: refill it with tile + kSlots (the other
+            // warpgroup's), ordered after every thread's reads
+            bar_sync(1 + wg, 128);
+            if (tile + kSlots < n_tiles) {
+                fence_proxy_async();
+                issue(tile + kSlots);
+            }
         }
-        cp_wait<0>();
+        base += uint32_t(n_tiles);
         __syncthreads();  // both warpgroups' MMAs done: the ring becomes the output staging
 
         pp_epilogue<N, true>(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), red, mrg, m_run, l_run, o, kvsc);
