@@ -1,6 +1,8 @@
 // context.cpp - the context's module cache and table lookups (see context.h).
 #include "context/context.h"
 
+#include <cstring>
+
 #include "common/error.h"
 
 mla_context::~mla_context() {
@@ -101,6 +103,34 @@ const reg::Row& context_row(mla_context* ctx, const std::string& table,
         MLA_FAIL(MLA_ERROR_NO_KERNEL, "no row of " << t->path << " matches " << k);
     }
     return *row;
+}
+
+mla_status context_metadata_info(mla_context* ctx, const mla_metadata_params* params, mla_metadata_sizes* sizes) {
+    // Only a current-version struct with an arch string is memoised: its bytes (arch pointer
+    // cleared) and the arch string are the whole input of mla_metadata_info.
+    const bool memo = params && params->struct_size == sizeof(mla_metadata_params) && params->arch && sizes &&
+                      sizes->struct_size == sizeof(mla_metadata_sizes);
+    mla_metadata_params key{};
+    if (memo) {
+        std::memcpy(&key, params, sizeof key);
+        key.arch = nullptr;
+        std::lock_guard<std::mutex> lock(ctx->mutex);
+        const mla_context::InfoMemo& m = ctx->info_memo;
+        if (m.valid && std::memcmp(&m.params, &key, sizeof key) == 0 && m.arch == params->arch) {
+            *sizes = m.sizes;
+            return MLA_SUCCESS;
+        }
+    }
+    const mla_status st = mla_metadata_info(params, sizes);
+    if (st == MLA_SUCCESS && memo) {
+        std::lock_guard<std::mutex> lock(ctx->mutex);
+        mla_context::InfoMemo& m = ctx->info_memo;
+        m.params = key;
+        m.arch = params->arch;
+        m.sizes = *sizes;
+        m.valid = true;
+    }
+    return st;
 }
 
 }  // namespace mla

@@ -23,8 +23,21 @@ struct mla_context {
     std::map<std::string, mla::rt::Function> functions;  // by path + "\n" + symbol
     // Fast paths of the launch calls (mla_decode_fwd runs per decode step):
     std::unordered_map<const mla::reg::Row*, mla::rt::Function> row_functions;  // rows of `tables`
-    std::unordered_map<uint64_t, const mla::reg::Row*> launch_rows;  // caller-packed key -> row
+    // caller-packed key -> row and its launch_threads / launch_smem (-1 where the row has none)
+    struct LaunchRow {
+        const mla::reg::Row* row = nullptr;
+        long threads = -1, smem = -1;
+    };
+    std::unordered_map<uint64_t, LaunchRow> launch_rows;
     std::unordered_map<mla::rt::Function, int> max_dynamic_shared;   // value last set per kernel
+    // The last mla_metadata_info answer of mla_decode_fwd (engines pass the same plan params on
+    // every step): params as given (arch pointer cleared), the arch string, the sizes.
+    struct InfoMemo {
+        bool valid = false;
+        mla_metadata_params params{};
+        std::string arch;
+        mla_metadata_sizes sizes{};
+    } info_memo;
 
     ~mla_context();
 };
@@ -40,22 +53,31 @@ rt::Function context_function(mla_context* ctx, const reg::Row& row);
 const reg::Row& context_row(mla_context* ctx, const std::string& table,
                             const std::map<std::string, std::string>& key);
 
-// Row of `table` for `key` like context_row, memoised in the context under `id`, a 64-bit packing
-// of the key that the caller guarantees to be unique per (table, key): a repeated launch then
-// skips building the key and the table lookup. make_key() is only called on a miss.
+// Row of `table` for `key` like context_row, with its integer launch_threads / launch_smem (-1
+// where absent; MLA_ERROR_TABLE if not integers), memoised in the context under `id`, a 64-bit
+// packing of the key that the caller guarantees to be unique per (table, key): a repeated launch
+// then skips building the key, the table lookup and the parsing. make_key() is only called on a
+// miss.
 template <class MakeKey>
-const reg::Row& context_row_cached(mla_context* ctx, uint64_t id, const std::string& table,
-                                   MakeKey&& make_key) {
+mla_context::LaunchRow context_row_cached(mla_context* ctx, uint64_t id, const std::string& table,
+                                          MakeKey&& make_key) {
     {
         std::lock_guard<std::mutex> lock(ctx->mutex);
         auto it = ctx->launch_rows.find(id);
-        if (it != ctx->launch_rows.end()) return *it->second;
+        if (it != ctx->launch_rows.end()) return it->second;
     }
-    const reg::Row& row = context_row(ctx, table, make_key());
+    mla_context::LaunchRow lr;
+    lr.row = &context_row(ctx, table, make_key());
+    lr.threads = lr.row->get_int("launch_threads", -1);
+    lr.smem = lr.row->get_int("launch_smem", -1);
     std::lock_guard<std::mutex> lock(ctx->mutex);
-    ctx->launch_rows[id] = &row;
-    return row;
+    ctx->launch_rows[id] = lr;
+    return lr;
 }
+
+// mla_metadata_info(params) memoised per context (the last params given; a params struct of
+// another struct_size is not memoised). Returns the status; sizes filled on success.
+mla_status context_metadata_info(mla_context* ctx, const mla_metadata_params* params, mla_metadata_sizes* sizes);
 
 // Raises a kernel's dynamic shared-memory limit to `bytes` once per context (the runtime call is
 // skipped when the value is already set) [LAUNCH].

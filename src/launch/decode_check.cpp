@@ -201,7 +201,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     std::memset(&sz, 0, sizeof sz);
     sz.struct_size = sizeof sz;
     {
-        const mla_status st = mla_metadata_info(a.plan_params, &sz);
+        const mla_status st = context_metadata_info(ctx, a.plan_params, &sz);
         if (st != MLA_SUCCESS)
             MLA_FAIL(st, where << "plan_params rejected by mla_metadata_info: " << mla_last_error());
     }
@@ -256,7 +256,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                             uint64_t(lse_key) << 33 | uint64_t(cprr) << 34 |
                             uint64_t(1) << 40;  // 1: mla_decode
     DecodeLaunch d;
-    d.decode_row = &context_row_cached(ctx, row_id, "mla_decode", [&] {
+    const mla_context::LaunchRow lr = context_row_cached(ctx, row_id, "mla_decode", [&] {
         return std::map<std::string, std::string>{
             {"qType", qk},
             {"kvType", kvk},
@@ -269,8 +269,9 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
             {"cprr", cprr ? "1" : "0"},
         };
     });
-    d.threads = unsigned(d.decode_row->get_int("launch_threads"));
-    d.smem = unsigned(d.decode_row->get_int("launch_smem"));
+    d.decode_row = lr.row;
+    d.threads = unsigned(lr.threads < 0 ? 0 : lr.threads);
+    d.smem = unsigned(lr.smem < 0 ? 0 : lr.smem);
     // Four kernel families share the params struct: mla_decode_qm_* (wgmma, query rows on the
     // MMA's M side), mla_decode_wg_* (wgmma, transposed), mla_decode_ra_* (wgmma, transposed,
     // A from registers) and mla_decode_* (mma.sync, the fallback); the row's knl_name says which
@@ -311,10 +312,11 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
         // long-split tiles, e.g. one request of 32K-1M tokens): the table then gives each unit
         // more warps (mla_reduce.csv); with many tiles, one warp per unit keeps the CTAs small.
         const bool spread = int64_t(sz.reduce_indptr_len - 1) * m <= 2 * int64_t(sz.num_clusters);
-        d.reduce_row = &context_row_cached(ctx, (uint64_t(2) << 40) | uint64_t(spread), "mla_reduce", [&] {
+        const mla_context::LaunchRow rr = context_row_cached(ctx, (uint64_t(2) << 40) | uint64_t(spread), "mla_reduce", [&] {
             return std::map<std::string, std::string>{{"kind", "reduce"}, {"outType", "bf16"}, {"spread", spread ? "1" : "0"}};
         });
-        d.reduce_threads = unsigned(d.reduce_row->get_int("launch_threads", 128));
+        d.reduce_row = rr.row;
+        d.reduce_threads = unsigned(rr.threads < 0 ? 128 : rr.threads);
         // mla_reduce_bf16 runs 4 units per CTA, each on launch_threads / 128 warps (1..4)
         MLA_CHECK(d.reduce_threads >= 128 && d.reduce_threads % 128 == 0 && d.reduce_threads <= 512,
                   MLA_ERROR_TABLE, d.reduce_row->file << ":" << d.reduce_row->line << ": launch_threads "

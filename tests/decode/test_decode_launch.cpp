@@ -1101,3 +1101,30 @@ TEST_CASE("decode launch: the per-context row and kernel caches keep shapes apar
     CHECK(fake_rt_call_count("cuFuncSetAttribute") == 4);
     mla_context_destroy(ctx);
 }
+
+TEST_CASE("decode launch: plan sizes memoised per context follow the plan params", "[decode]") {
+    // mla_decode_fwd memoises the last mla_metadata_info answer per context; a call with other
+    // plan params (here more clusters: a longer work_indptr than the call's plan buffers hold)
+    // must still be checked against its own params, and the first ones must work again after.
+    mla_context* ctx = make_ctx();
+    Call c(3, 16, 1, 64, 700);
+    const int first = fake_rt_launch_count();
+    REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+    const int per_call = fake_rt_launch_count() - first;  // decode (+ reduce when the plan splits)
+    REQUIRE(per_call >= 1);
+    mla_metadata_params other = c.mp;
+    other.num_clusters = 200;
+    mla_decode_args a = c.a;
+    a.plan_params = &other;
+    expect_reject(ctx, a, MLA_ERROR_BUFFER_TOO_SMALL, "work_indptr has 133 entries, the plan params need 201");
+    REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+    // equal params in another struct (another arch pointer to the same string) are the same plan
+    const std::string arch = "sm_90a";
+    mla_metadata_params same = c.mp;
+    same.arch = arch.c_str();
+    a.plan_params = &same;
+    const int before = fake_rt_launch_count();
+    REQUIRE(mla_decode_fwd(ctx, &a, nullptr) == MLA_SUCCESS);
+    CHECK(fake_rt_launch_count() == before + per_call);
+    mla_context_destroy(ctx);
+}
