@@ -258,17 +258,8 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                     wgmma_n16_e4m3_ra(sa[s % NA], e ? x.z : x.x, e ? y.z : y.x, e ? x.w : x.y, e ? y.w : y.y,
                                       dQ + uint64_t(((s >> 2) * N * 128 + (s & 3) * 32) >> 4), s >= NA);
                 }
-                wg_commit();
-                wg_wait0();
-#pragma unroll
-                for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
                 float sv[NR];
-#pragma unroll
-                for (int e = 0; e < NR; ++e) {
-                    sv[e] = sa[0][e];
-#pragma unroll
-                    for (int a = 1; a < NA; ++a) sv[e] += sa[a][e];
-                }
+                wait_sum_chains(sa, sv);
 
                 float alpha[NI];
                 tile_softmax<NQ, true>(smem, p_off, red, tok, w.tok_begin + tile * kTN, lim, sl2, sv, m_run, l_run,

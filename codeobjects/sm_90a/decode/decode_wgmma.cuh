@@ -322,6 +322,52 @@ __device__ __forceinline__ void store_rows(const mla_decode_params& p, const mla
 template <int NQ>
 constexpr int kSChains = NQ == 16 ? MLA_WG_SCHAINS16 : MLA_WG_SCHAINS32;
 
+// Waits for the warpgroup's S^T wgmmas and sums the NA independent accumulator chains into s.
+template <int NA, int NR>
+__device__ __forceinline__ void wait_sum_chains(float (&sa)[NA][NR], float (&s)[NR]) {
+    wg_commit();
+    wg_wait0();
+#pragma unroll
+    for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
+#pragma unroll
+    for (int e = 0; e < NR; ++e) {
+        s[e] = sa[0][e];
+#pragma unroll
+        for (int a = 1; a < NA; ++a) s[e] += sa[a][e];
+    }
+}
+
+// Column (query row) totals of this thread's per-token partial sums l_run over the warpgroup's
+// 64 tokens: shuffles within the warp, then red[4][NQ] (the warpgroup's exchange) behind named
+// barrier bar_id. lt[i] = the total of column 8 (i >> 1) + 2 (lane & 3) + (i & 1).
+template <int NQ>
+__device__ __forceinline__ void column_sums(const float (&l_run)[NQ / 4], float* red, int bar_id,
+                                            float (&lt)[NQ / 4]) {
+    constexpr int NI = NQ / 4;
+    const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3;
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+        float l = l_run[i];
+        l += __shfl_xor_sync(0xffffffffu, l, 4);
+        l += __shfl_xor_sync(0xffffffffu, l, 8);
+        l += __shfl_xor_sync(0xffffffffu, l, 16);
+        lt[i] = l;
+    }
+    if (lane < 4) {
+#pragma unroll
+        for (int i = 0; i < NI; ++i) red[wl * NQ + 8 * (i >> 1) + 2 * lane + (i & 1)] = lt[i];
+    }
+    bar_sync(bar_id, 128);
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+        const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
+        float l = 0.f;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) l += red[k * NQ + col];
+        lt[i] = l;
+    }
+}
+
 // The online softmax of one 64-token tile for a warpgroup's NQ query columns, on the S^T
 // accumulator layout (this thread: tokens r0, r0 + 8 of the tile; columns 8 (i >> 1) + 2 (lane & 3)
 // + (i & 1)): mask (token flags, causal limits, padding rows), scale to base-2 logits, column
@@ -428,17 +474,8 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
         wgmma<NQ, 0>(sa[kk % NA], dK + uint64_t((kb * kBlk + k4 * 32) >> 4),
                      dQ + uint64_t((kb * N * 128 + k4 * 32) >> 4), kk >= NA);
     }
-    wg_commit();
-    wg_wait0();
-#pragma unroll
-    for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
     float s[NR];
-#pragma unroll
-    for (int e = 0; e < NR; ++e) {
-        s[e] = sa[0][e];
-#pragma unroll
-        for (int a = 1; a < NA; ++a) s[e] += sa[a][e];
-    }
+    wait_sum_chains(sa, s);
 
     float alpha[NI];
     tile_softmax<NQ, false>(smem, p_off, red, tok, jt0, lim, sl2, s, m_run, l_run, alpha, bar_id);
@@ -541,28 +578,9 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         float* obuf = reinterpret_cast<float*>(smem + C::OFF_KV);  // [N][kOPitch]
         if (mma) {
             float inv[NI], lt[NI];
+            column_sums<NQ>(l_run, red + wg * 4 * NQ, 1 + wg, lt);
 #pragma unroll
-            for (int i = 0; i < NI; ++i) {
-                float l = l_run[i];
-                l += __shfl_xor_sync(0xffffffffu, l, 4);
-                l += __shfl_xor_sync(0xffffffffu, l, 8);
-                l += __shfl_xor_sync(0xffffffffu, l, 16);
-                lt[i] = l;
-            }
-            if (lane < 4) {
-#pragma unroll
-                for (int i = 0; i < NI; ++i) red[(wg * 4 + wl) * NQ + 8 * (i >> 1) + 2 * lane + (i & 1)] = lt[i];
-            }
-            bar_sync(1 + wg, 128);
-#pragma unroll
-            for (int i = 0; i < NI; ++i) {
-                const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
-                float l = 0.f;
-#pragma unroll
-                for (int k = 0; k < 4; ++k) l += red[(wg * 4 + k) * NQ + col];
-                lt[i] = l;
-                inv[i] = l > 0.f ? kvsc / l : 0.f;
-            }
+            for (int i = 0; i < NI; ++i) inv[i] = lt[i] > 0.f ? kvsc / lt[i] : 0.f;
 #pragma unroll
             for (int mb = 0; mb < 8; ++mb)
 #pragma unroll
@@ -620,29 +638,13 @@ __device__ __forceinline__ void pp_epilogue(const mla_decode_params& p, const ml
     constexpr int NQ = N, NI = NQ / 4;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
     float lt[NI];
+    column_sums<NQ>(l_run, red, 1 + wg, lt);
+    if (wl == 0 && lane < 4) {
 #pragma unroll
-    for (int i = 0; i < NI; ++i) {
-        float l = l_run[i];
-        l += __shfl_xor_sync(0xffffffffu, l, 4);
-        l += __shfl_xor_sync(0xffffffffu, l, 8);
-        l += __shfl_xor_sync(0xffffffffu, l, 16);
-        lt[i] = l;
-    }
-    if (lane < 4) {
-#pragma unroll
-        for (int i = 0; i < NI; ++i) red[wl * NQ + 8 * (i >> 1) + 2 * lane + (i & 1)] = lt[i];
-    }
-    bar_sync(1 + wg, 128);
-#pragma unroll
-    for (int i = 0; i < NI; ++i) {
-        const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
-        float l = 0.f;
-#pragma unroll
-        for (int k = 0; k < 4; ++k) l += red[k * NQ + col];
-        lt[i] = l;
-        if (wl == 0 && lane < 4) {
+        for (int i = 0; i < NI; ++i) {
+            const int col = 8 * (i >> 1) + 2 * lane + (i & 1);
             mrg[(wg * 2 + 0) * N + col] = m_run[i];
-            mrg[(wg * 2 + 1) * N + col] = l;
+            mrg[(wg * 2 + 1) * N + col] = lt[i];
         }
     }
     __syncthreads();  // both warpgroups' (m, l) visible
