@@ -216,19 +216,9 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
         fence_proxy_async();
         __syncthreads();  // Q visible to both warpgroups' MMAs
 
-        float m_run[NI], l_run[NI];
+        float m_run[NI], l_run[NI], o[8][NR];
         int lim[NI];
-#pragma unroll
-        for (int i = 0; i < NI; ++i) {
-            m_run[i] = -INFINITY;
-            l_run[i] = 0.f;
-            lim[i] = mla_dec::row_limit(p, w, 8 * (i >> 1) + 2 * q + (i & 1));
-        }
-        float o[8][NR];
-#pragma unroll
-        for (int mb = 0; mb < 8; ++mb)
-#pragma unroll
-            for (int e = 0; e < NR; ++e) o[mb][e] = 0.f;
+        start_columns<NQ>(p, w, 0, m_run, l_run, lim, o);
 
         for (int tile = wg; tile < n_tiles; tile += 2) {
             const uint32_t seq = base + tile, sl = seq % kSlots;

@@ -322,6 +322,25 @@ __device__ __forceinline__ void store_rows(const mla_decode_params& p, const mla
 template <int NQ>
 constexpr int kSChains = NQ == 16 ? MLA_WG_SCHAINS16 : MLA_WG_SCHAINS32;
 
+// A work's starting state of this thread's NQ / 4 query columns (tile rows row0 + 8 (i >> 1) +
+// 2 (lane & 3) + (i & 1)): running max -inf, sum 0, causal / cprr limit, and O^T = 0.
+template <int NQ>
+__device__ __forceinline__ void start_columns(const mla_decode_params& p, const mla_dec::Work& w, int row0,
+                                              float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], int (&lim)[NQ / 4],
+                                              float (&o)[8][NQ / 2]) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int i = 0; i < NQ / 4; ++i) {
+        m_run[i] = -INFINITY;
+        l_run[i] = 0.f;
+        lim[i] = mla_dec::row_limit(p, w, row0 + 8 * (i >> 1) + 2 * (lane & 3) + (i & 1));
+    }
+#pragma unroll
+    for (int mb = 0; mb < 8; ++mb)
+#pragma unroll
+        for (int e = 0; e < NQ / 2; ++e) o[mb][e] = 0.f;
+}
+
 // Waits for the warpgroup's S^T wgmmas and sums the NA independent accumulator chains into s.
 template <int NA, int NR>
 __device__ __forceinline__ void wait_sum_chains(float (&sa)[NA][NR], float (&s)[NR]) {
@@ -531,20 +550,9 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         for (int s = 0; s < C::STAGES - 1; ++s) issue(s);
 
         // ---- per-thread state of the MMA warpgroups: columns (query rows) 8 j + 2 (lane & 3) + e ----
-        float m_run[NI], l_run[NI];
+        float m_run[NI], l_run[NI], o[8][NR];
         int lim[NI];
-#pragma unroll
-        for (int i = 0; i < NI; ++i) {
-            const int row = wg * NQ + 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
-            m_run[i] = -INFINITY;
-            l_run[i] = 0.f;
-            lim[i] = mla_dec::row_limit(p, w, row);
-        }
-        float o[8][NR];
-#pragma unroll
-        for (int mb = 0; mb < 8; ++mb)
-#pragma unroll
-            for (int e = 0; e < NR; ++e) o[mb][e] = 0.f;
+        start_columns<NQ>(p, w, wg * NQ, m_run, l_run, lim, o);
 
         const uint64_t dQ = sw128_desc(sbase + C::OFF_Q + wg * NQ * 128, 16, 1024);
         const int r0 = 16 * wl + (lane >> 2);  // this thread's output dims r0, r0 + 8 of a block
@@ -694,7 +702,7 @@ template <int N, bool Q8>
 __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, char* smem) {
     using C = CfgPP<N>;
     constexpr int NQ = N, NR = NQ / 2, NI = NQ / 4;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
+    const int tid = threadIdx.x, warp = tid >> 5, wg = warp >> 2;
     const int wt = tid & 127;
     if (!launch_ok(p, smem, C::SMEM)) return;
     const uint32_t sbase = smem_u32(smem);
@@ -738,20 +746,9 @@ __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, ch
         fence_proxy_async();
         __syncthreads();  // Q visible to both warpgroups' MMAs
 
-        float m_run[NI], l_run[NI];
+        float m_run[NI], l_run[NI], o[8][NR];
         int lim[NI];
-#pragma unroll
-        for (int i = 0; i < NI; ++i) {
-            const int row = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
-            m_run[i] = -INFINITY;
-            l_run[i] = 0.f;
-            lim[i] = mla_dec::row_limit(p, w, row);
-        }
-        float o[8][NR];
-#pragma unroll
-        for (int mb = 0; mb < 8; ++mb)
-#pragma unroll
-            for (int e = 0; e < NR; ++e) o[mb][e] = 0.f;
+        start_columns<NQ>(p, w, 0, m_run, l_run, lim, o);
         const uint64_t dQ = sw128_desc(sbase + C::OFF_Q, 16, 1024);
 
         // widened chunk c of token ld_t: block k / 2, chunks 2 ld_sub + 4 (k & 1) and + 1
