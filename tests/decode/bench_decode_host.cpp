@@ -7,50 +7,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "fake_codeobject_root.h"
 #include "fake_runtime.h"
 #include "host_plan.h"
 #include "mla_c_api.h"
 
 namespace {
-
-bool copy_file(const std::string& from, const std::string& to) {
-    std::ifstream in(from, std::ios::binary);
-    std::ofstream out(to, std::ios::binary);
-    out << in.rdbuf();
-    return in.good() && out.good();
-}
-
-void fake_image(const std::string& path, const std::string& tag) {
-    std::vector<unsigned char> img(tag.size() + FAKE_RT_IMAGE_HEADER);
-    fake_rt_format_image(tag.data(), tag.size(), img.data(), img.size());
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(img.data()), std::streamsize(img.size()));
-}
-
-// A code-object root with the project's decode and reduce tables and a fake image for every code
-// object they name.
-std::string make_root(const std::string& tables) {
-    char tmpl[] = "/tmp/mla_bench_host_XXXXXX";
-    if (!mkdtemp(tmpl)) return "";
-    const std::string root = tmpl, arch = root + "/sm_90a";
-    if (std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) != 0) return "";
-    for (const char* t : {"decode/mla_decode.csv", "reduce/mla_reduce.csv"}) {
-        if (!copy_file(tables + "/" + t, arch + "/" + t)) return "";
-        std::ifstream in(arch + "/" + t);
-        std::string line;
-        std::getline(in, line);  // header: co_name is the last column
-        while (std::getline(in, line)) {
-            const std::string co = line.substr(line.rfind(',') + 1);
-            const std::string dir = std::string(t).substr(0, std::string(t).find('/'));
-            fake_image(arch + "/" + dir + "/" + co, co);
-        }
-    }
-    return root;
-}
 
 struct Shape {
     const char* name;
@@ -134,7 +99,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const int calls = argc > 2 ? std::atoi(argv[2]) : 20000;
-    const std::string root = make_root(argv[1]);
+    const std::string root = fake_root::sm90_decode_root(argv[1]);
     if (root.empty()) return std::fprintf(stderr, "cannot build a code-object root from %s\n", argv[1]), 1;
     fake_rt_install_env();
     fake_rt_reset();

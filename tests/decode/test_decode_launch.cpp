@@ -62,19 +62,13 @@ unsigned table_smem(mla_dtype q, mla_dtype kv, int m) { return unsigned(std::sto
 std::string fixture_root() {
     static std::string root;
     if (!root.empty()) return root;
-    char tmpl[] = "/tmp/mla_decode_test_XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    root = tmpl;
+    root = fake_root::sm90_decode_root(tables_src());  // tables + an image per named code object
+    REQUIRE(!root.empty());
     const std::string arch = root + "/sm_90a";
-    REQUIRE(std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) == 0);
-    fake_test::copy_file(tables_src() + "/decode/mla_decode.csv", arch + "/decode/mla_decode.csv");
-    fake_test::copy_file(tables_src() + "/reduce/mla_reduce.csv", arch + "/reduce/mla_reduce.csv");
+    // and the fallback families no row names today
     for (const char* co : {"mla_decode_bf16_bf16", "mla_decode_bf16_fp8", "mla_decode_fp8_fp8",
                            "mla_decode_wg_bf16_bf16", "mla_decode_wg_bf16_fp8", "mla_decode_wg_fp8_fp8"})
         fake_test::write_fake_image(arch + "/decode/" + co + ".cubin", co);
-    for (const auto& f : decode_rows())  // and every code object the table names
-        fake_test::write_fake_image(arch + "/decode/" + f[12], f[12].substr(0, f[12].rfind('.')));
-    fake_test::write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
     return root;
 }
 

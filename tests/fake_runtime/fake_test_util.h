@@ -6,24 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "fake_codeobject_root.h"
 #include "fake_runtime.h"
 #include "mla_c_api.h"
 
 namespace fake_test {
 
-inline void copy_file(const std::string& from, const std::string& to) {
-    std::ifstream in(from, std::ios::binary);
-    REQUIRE(in.good());
-    std::ofstream out(to, std::ios::binary);
-    out << in.rdbuf();
-}
+inline void copy_file(const std::string& from, const std::string& to) { REQUIRE(fake_root::copy_file(from, to)); }
 
 // A fake code object (fake_rt_format_image) whose payload is `tag`, written to `path`.
 inline void write_fake_image(const std::string& path, const std::string& tag) {
-    std::vector<unsigned char> img(tag.size() + FAKE_RT_IMAGE_HEADER);
-    REQUIRE(fake_rt_format_image(tag.data(), tag.size(), img.data(), img.size()) == img.size());
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(img.data()), std::streamsize(img.size()));
+    REQUIRE(fake_root::write_image(path, tag));
 }
 
 // A context for `arch` on a fresh fake device (compute capability 9.0 for sm_90a, else the gfx
