@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# scripts/variant_bench.sh - kernel variants for the performance log (docs/performance.md), in two
+# steps, from the repository root:
+#
+#   scripts/variant_bench.sh build NAME SOURCE.cu [NVCC FLAGS...]
+#       (build machine) copies $BUILD/codeobjects to build-var/NAME/codeobjects and rebuilds the
+#       cubin of SOURCE (a .cu under codeobjects/sm_90a/<family>/) there with the project's nvcc
+#       command plus the extra flags, e.g. -DMLA_WG_ABLATE=4 or -DMLA_RA_SCHAINS=1. The tables are
+#       unchanged, so the variant runs under the same rows (a variant may use less shared memory
+#       than the row's launch_smem, never more).
+#   scripts/variant_bench.sh run "MLA RUN ARGS" DIR...
+#       (GPU machine; carry $BUILD/src, $BUILD/tools, $BUILD/codeobjects and build-var) times
+#       `mla run ARGS --check 0` under each code-object DIR, alternating the DIRs for $ROUNDS rounds
+#       so that drift of the machine hits every variant alike; prints each round's median and the
+#       median over rounds, one line per DIR.
+#
+# Example: scripts/variant_bench.sh run "--dtype fp8 --fixed --iters 30" build-lead/codeobjects \
+#          build-var/ra4/codeobjects
+set -eu
+BUILD=${BUILD:-build-lead}
+cmd=${1:-}
+case "$cmd" in
+build)
+    [ $# -ge 3 ] || { echo "usage: $0 build NAME SOURCE.cu [NVCC FLAGS...]" >&2; exit 2; }
+    name=$2 src=$3
+    shift 3
+    family=$(basename "$(dirname "$src")")
+    out=build-var/$name/codeobjects
+    rm -rf "build-var/$name"
+    mkdir -p "build-var/$name"
+    cp -r "$BUILD/codeobjects" "$out"
+    nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+    "$nvcc" -gencode=arch=compute_90a,code=sm_90a --cubin -O3 -std=c++17 -lineinfo \
+        -Xptxas=-warn-spills,-warn-lmem-usage,-Werror -I codeobjects/sm_90a "$@" "$src" \
+        -o "$out/sm_90a/$family/$(basename "${src%.cu}").cubin"
+    echo "$out"
+    ;;
+run)
+    [ $# -ge 3 ] || { echo "usage: $0 run \"MLA RUN ARGS\" DIR..." >&2; exit 2; }
+    args=$2
+    shift 2
+    export LD_LIBRARY_PATH="$PWD/$BUILD/src${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    rounds=${ROUNDS:-3}
+    declare -A times
+    for ((r = 0; r < rounds; ++r)); do
+        for d in "$@"; do
+            # shellcheck disable=SC2086
+            us=$(MLA_CODEOBJECT_DIR="$PWD/$d" "$BUILD/tools/mla/mla" run $args --check 0 |
+                sed -n 's/^  decode: \([0-9.]*\) us.*/\1/p')
+            [ -n "$us" ] || { echo "no decode time for $d" >&2; exit 1; }
+            times[$d]="${times[$d]:-} $us"
+        done
+    done
+    for d in "$@"; do
+        # shellcheck disable=SC2086  # the recorded times split into one per line
+        med=$(printf '%s\n' ${times[$d]} | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
+        printf '%-40s median %8s us   rounds:%s\n' "$d" "$med" "${times[$d]}"
+    done
+    ;;
+*)
+    echo "usage: $0 build NAME SOURCE.cu [NVCC FLAGS...] | run \"MLA RUN ARGS\" DIR..." >&2
+    exit 2
+    ;;
+esac
