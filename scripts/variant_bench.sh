@@ -4,10 +4,11 @@
 #
 #   scripts/variant_bench.sh build NAME SOURCE.cu [NVCC FLAGS...]
 #       (build machine) copies $BUILD/codeobjects to build-var/NAME/codeobjects and rebuilds the
-#       cubin of SOURCE (a .cu under codeobjects/sm_90a/<family>/) there with the project's nvcc
-#       command plus the extra flags, e.g. -DMLA_WG_ABLATE=4 or -DMLA_RA_SCHAINS=1. The tables are
-#       unchanged, so the variant runs under the same rows (a variant may use less shared memory
-#       than the row's launch_smem, never more).
+#       cubin of SOURCE (a .cu under <tree>/codeobjects/sm_90a/<family>/, its headers taken from
+#       that tree: an older commit's via `git archive REV codeobjects | tar -x -C DIR`) with the
+#       project's nvcc flags plus the extra ones, e.g. -DMLA_WG_ABLATE=4 or -DMLA_RA_SCHAINS=1.
+#       The tables are unchanged, so the variant runs under the same rows (a variant may use less
+#       shared memory than the row's launch_smem, never more).
 #   scripts/variant_bench.sh run "MLA RUN ARGS" DIR...
 #       (GPU machine; carry $BUILD/src, $BUILD/tools, $BUILD/codeobjects and build-var) times
 #       `mla run ARGS --check 0` under each code-object DIR, alternating the DIRs for $ROUNDS rounds
@@ -31,7 +32,7 @@ build)
     cp -r "$BUILD/codeobjects" "$out"
     nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
     "$nvcc" -gencode=arch=compute_90a,code=sm_90a --cubin -O3 -std=c++17 -lineinfo \
-        -Xptxas=-warn-spills,-warn-lmem-usage,-Werror -I codeobjects/sm_90a "$@" "$src" \
+        -Xptxas=-warn-spills,-warn-lmem-usage,-Werror -I "$(dirname "$(dirname "$src")")" "$@" "$src" \
         -o "$out/sm_90a/$family/$(basename "${src%.cu}").cubin"
     echo "$out"
     ;;
