@@ -131,6 +131,22 @@ struct Gfx9Fields {
     const void *lsep, *gkvtp;
     uint32_t cp_world, cp_rank;
 };
+// The fields every gfx9 stage-1 launch passes straight from the call's args (buffers, page
+// table, qo_indptr, softmax scale); a test sets the rest (row counts, byte sizes, work/split
+// tables, scales, CP) for its case.
+inline Gfx9Fields gfx9_fields_of(const mla_amd_stage1_args& a) {
+    Gfx9Fields f{};
+    f.r = a.split_data;
+    f.lse = a.split_lse;
+    f.q = a.q;
+    f.kv = a.kv_cache;
+    f.ltp = a.kv_indptr;
+    f.ltd = a.kv_page_indices;
+    f.ltl = a.kv_last_page_lens;
+    f.scale = a.softmax_scale;
+    f.qtp = a.qo_indptr;
+    return f;
+}
 inline Block gfx9_block(const Gfx9Fields& f) {
     Block b(368);
     b.ptr(0x00, f.r);

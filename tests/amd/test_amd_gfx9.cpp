@@ -31,16 +31,13 @@ TEST_CASE_METHOD(amdt::Fixture, "gfx942 persistent fp8: 368-byte block, one work
     REQUIRE(fake_rt_launch_count() == 1);
     REQUIRE(fake_rt_function_count() == 1);
     CHECK(std::string(fake_rt_function_name(0)) == "_ZN5aiter24fx_a8w8_qh16_qseqlen1_psE");
-    amdt::Gfx9Fields f{};
-    f.r = a.split_data; f.lse = a.split_lse; f.q = a.q; f.kv = a.kv_cache;
-    f.ltp = a.kv_indptr; f.ltd = a.kv_page_indices; f.ltl = a.kv_last_page_lens;
+    amdt::Gfx9Fields f = amdt::gfx9_fields_of(a);
     f.scale = 0.1352337f;
     f.mqa = 16;                    // 16 heads x 1 token
     f.kv_split = 1;
     f.q_bytes = 16 * 576 * 1 * 1;  // Q.stride(0) * itemsize * max_seqlen_q
     f.page_bytes = 576;            // one token of fp8 per page
     f.log2_page = 0;
-    f.qtp = a.qo_indptr;
     f.stp = a.work_meta_data;      // persistent: the work table
     f.rp = a.output;               // persistent: unsplit works write the output
     f.q_scale = a.q_scale; f.kv_scale = a.kv_scale;
@@ -79,16 +76,12 @@ TEST_CASE_METHOD(amdt::Fixture, "gfx942 non-persistent: grid (ceil(L*gqa/sub_Q),
         a.q_scale = fptr(0x80000000);   // bf16 Q: aiter passes neither scale
         a.kv_scale = fptr(0x80000010);
         amdt::launch_ok(ctx, a, nullptr);
-        amdt::Gfx9Fields f{};
-        f.r = a.split_data; f.lse = a.split_lse; f.q = a.q; f.kv = a.kv_cache;
-        f.ltp = a.kv_indptr; f.ltd = a.kv_page_indices; f.ltl = a.kv_last_page_lens;
-        f.scale = a.softmax_scale;
+        amdt::Gfx9Fields f = amdt::gfx9_fields_of(a);
         f.mqa = 16;
         f.kv_split = 4;
         f.q_bytes = 16 * 576 * 2;      // bf16, one token per request
         f.page_bytes = 16 * 576 * 2;   // 16 tokens per page
         f.log2_page = 4;
-        f.qtp = a.qo_indptr;
         f.stp = a.num_kv_splits_indptr;
         f.rp = nullptr;
         f.out16 = 0;                   // 4 splits: partials, stage 2 merges
@@ -106,16 +99,12 @@ TEST_CASE_METHOD(amdt::Fixture, "gfx942 non-persistent: grid (ceil(L*gqa/sub_Q),
         a.num_splits = 1;
         a.split_dtype = MLA_DTYPE_BF16;
         amdt::launch_ok(ctx, a, nullptr);
-        amdt::Gfx9Fields f{};
-        f.r = a.split_data; f.lse = a.split_lse; f.q = a.q; f.kv = a.kv_cache;
-        f.ltp = a.kv_indptr; f.ltd = a.kv_page_indices; f.ltl = a.kv_last_page_lens;
-        f.scale = a.softmax_scale;
+        amdt::Gfx9Fields f = amdt::gfx9_fields_of(a);
         f.mqa = 256;
         f.kv_split = 1;
         f.q_bytes = 128 * 576 * 2 * 2;
         f.page_bytes = 64 * 576 * 2;
         f.log2_page = 6;
-        f.qtp = a.qo_indptr;
         f.stp = a.num_kv_splits_indptr;
         f.out16 = 1;
         f.cp_world = 1;
@@ -134,15 +123,11 @@ TEST_CASE_METHOD(amdt::Fixture, "gfx942 non-persistent: grid (ceil(L*gqa/sub_Q),
         a.cp_world_size = 3;  // no g_kv_indptr: passed through, plain kernel
         a.cp_rank = 2;
         amdt::launch_ok(ctx, a, nullptr);
-        amdt::Gfx9Fields f{};
-        f.r = a.split_data; f.lse = a.split_lse; f.q = a.q; f.kv = a.kv_cache;
-        f.ltp = a.kv_indptr; f.ltd = a.kv_page_indices; f.ltl = a.kv_last_page_lens;
-        f.scale = a.softmax_scale;
+        amdt::Gfx9Fields f = amdt::gfx9_fields_of(a);
         f.mqa = 48;
         f.kv_split = 2;
         f.q_bytes = 16 * 576 * 3;
         f.page_bytes = 576;
-        f.qtp = a.qo_indptr;
         f.stp = a.num_kv_splits_indptr;
         f.q_scale = a.q_scale; f.kv_scale = a.kv_scale;
         f.cp_world = 3; f.cp_rank = 2;
@@ -169,15 +154,11 @@ TEST_CASE_METHOD(amdt::Fixture, "gfx950 persistent with final LSE: remapped (32,
     a.q_scale = fptr(0x80000000);
     a.kv_scale = fptr(0x80000010);
     amdt::launch_ok(ctx, a, dev(0x77));
-    amdt::Gfx9Fields f{};
-    f.r = a.split_data; f.lse = a.split_lse; f.q = a.q; f.kv = a.kv_cache;
-    f.ltp = a.kv_indptr; f.ltd = a.kv_page_indices; f.ltl = a.kv_last_page_lens;
-    f.scale = a.softmax_scale;
+    amdt::Gfx9Fields f = amdt::gfx9_fields_of(a);
     f.mqa = 64;                     // remapped: the kernel packs gqa rows per token
     f.kv_split = 1;
     f.q_bytes = 64 * 576 * 1 * 2;
     f.page_bytes = 576;
-    f.qtp = a.qo_indptr;
     f.stp = a.work_meta_data;
     f.rp = a.output;
     f.q_scale = a.q_scale; f.kv_scale = a.kv_scale;
@@ -211,16 +192,12 @@ TEST_CASE_METHOD(amdt::Fixture, "gfx950 persistent round-robin CP: cprr row, g_k
         a.q_scale = fptr(0x80000000);
         a.kv_scale = fptr(0x80000010);
         amdt::launch_ok(ctx, a, nullptr);
-        amdt::Gfx9Fields f{};
-        f.r = a.split_data; f.lse = a.split_lse; f.q = a.q; f.kv = a.kv_cache;
-        f.ltp = a.kv_indptr; f.ltd = a.kv_page_indices; f.ltl = a.kv_last_page_lens;
-        f.scale = a.softmax_scale;
+        amdt::Gfx9Fields f = amdt::gfx9_fields_of(a);
         f.mqa = 16;                       // gfx950 fp8 override (16, L 4): s_MQA = gqa
         f.kv_split = 1;
         f.q_bytes = 16 * 576 * 4;
         f.page_bytes = 64 * 576 + 256;
         f.log2_page = 6;
-        f.qtp = a.qo_indptr;
         f.stp = a.work_meta_data;
         f.rp = a.output;
         f.q_scale = a.q_scale; f.kv_scale = a.kv_scale;
@@ -239,15 +216,11 @@ TEST_CASE_METHOD(amdt::Fixture, "gfx950 persistent round-robin CP: cprr row, g_k
         a.lse = static_cast<float*>(dev(0x90000000));
         a.kv_scale = fptr(0x80000010);
         amdt::launch_ok(ctx, a, nullptr);
-        amdt::Gfx9Fields f{};
-        f.r = a.split_data; f.lse = a.split_lse; f.q = a.q; f.kv = a.kv_cache;
-        f.ltp = a.kv_indptr; f.ltd = a.kv_page_indices; f.ltl = a.kv_last_page_lens;
-        f.scale = a.softmax_scale;
+        amdt::Gfx9Fields f = amdt::gfx9_fields_of(a);
         f.mqa = 64;
         f.kv_split = 1;
         f.q_bytes = 64 * 576 * 2;
         f.page_bytes = 576 * 2;
-        f.qtp = a.qo_indptr;
         f.stp = a.work_meta_data;
         f.rp = a.output;
         f.out16 = 1;
@@ -274,15 +247,11 @@ TEST_CASE_METHOD(amdt::Fixture, "gfx950 non-persistent bf16 8 heads qlen 2: sub_
     a.num_splits = 16;
     a.num_kv_splits_indptr = static_cast<const int32_t*>(dev(0x70002000));
     amdt::launch_ok(ctx, a, nullptr);
-    amdt::Gfx9Fields f{};
-    f.r = a.split_data; f.lse = a.split_lse; f.q = a.q; f.kv = a.kv_cache;
-    f.ltp = a.kv_indptr; f.ltd = a.kv_page_indices; f.ltl = a.kv_last_page_lens;
-    f.scale = a.softmax_scale;
+    amdt::Gfx9Fields f = amdt::gfx9_fields_of(a);
     f.mqa = 8;
     f.kv_split = 16;
     f.q_bytes = 8 * 576 * 2 * 2;
     f.page_bytes = 576 * 2;
-    f.qtp = a.qo_indptr;
     f.stp = a.num_kv_splits_indptr;
     f.cp_world = 1;
     amdt::check_launch(0, {"gfx950/mla/fx_a16w16_qh8_qseqlen2.co", "_ZN5aiter22fx_a16w16_qh8_qseqlen2E",
