@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "decode_call.h"
 #include "fake_codeobject_root.h"
 #include "fake_runtime.h"
-#include "host_plan.h"
 #include "mla_c_api.h"
 
 namespace {
@@ -23,66 +23,14 @@ struct Shape {
     mla_dtype dtype;
 };
 
-// ns per mla_decode_fwd call for one shape; -1 on an error (printed).
+// ns per mla_decode_fwd call for one shape (all requests kv_len tokens, page 64); -1 on an error
+// (printed).
 double time_shape(mla_context* ctx, const Shape& s, int calls) {
-    const int B = s.batch, H = s.heads, L = s.qlen, ps = 64;
-    std::vector<int32_t> qo(B + 1), kvi(B + 1), last(B);
-    for (int b = 0; b < B; ++b) {
-        const int np = (s.kv_len + ps - 1) / ps;
-        qo[b + 1] = qo[b] + L;
-        kvi[b + 1] = kvi[b] + np;
-        last[b] = s.kv_len - (np - 1) * ps;
-    }
-    std::vector<int32_t> pages(kvi[B]);
-    for (int i = 0; i < kvi[B]; ++i) pages[i] = i;
-    mla_metadata_params mp = MLA_METADATA_PARAMS_INIT;
-    mp.arch = "sm_90a";
-    mp.batch_size = B;
-    mp.num_heads = H;
-    mp.max_seqlen_qo = L;
-    mp.q_dtype = mp.kv_dtype = s.dtype;
-    mp.page_size = ps;
-    mp.causal = 1;
-    mla_metadata_sizes sz{};
-    sz.struct_size = sizeof sz;
-    if (mla_metadata_info(&mp, &sz) != MLA_SUCCESS) return std::printf("%s\n", mla_last_error()), -1;
-    HostPlan plan(sz);
-    if (mla_plan_metadata(&mp, qo.data(), kvi.data(), last.data(), &plan.buffers, nullptr, nullptr, nullptr) !=
-        MLA_SUCCESS)
-        return std::printf("%s\n", mla_last_error()), -1;
-    // Host memory stands in for device memory (the fake never reads it): q / out / lse / workspace
-    // at their sizes, the KV cache a stand-in (its size is only num_pages to the call).
-    const size_t esz = s.dtype == MLA_DTYPE_BF16 ? 2 : 1;
-    std::vector<uint64_t> q(size_t(B) * L * H * 576 * esz / 8 + 2), out(size_t(B) * L * H * 512 * 2 / 8 + 2),
-        kv(1024), ws(size_t(sz.workspace_bytes) / 8 + 2);
-    std::vector<float> lse(size_t(B) * L * H), scales{1.0f, 1.0f};
-    mla_decode_args a = MLA_DECODE_ARGS_INIT;
-    a.batch_size = B;
-    a.num_heads = H;
-    a.max_seqlen_q = L;
-    a.total_q = qo[B];
-    a.page_size = ps;
-    a.num_pages = kvi[B];
-    a.causal = 1;
-    a.q_dtype = a.kv_dtype = s.dtype;
-    a.softmax_scale = 0.1352f;
-    a.q = q.data();
-    a.kv_cache = kv.data();
-    a.qo_indptr = qo.data();
-    a.kv_indptr = kvi.data();
-    a.kv_page_indices = pages.data();
-    a.num_page_indices = kvi[B];
-    a.kv_last_page_lens = last.data();
-    a.out = out.data();
-    a.lse = lse.data();
-    if (s.dtype != MLA_DTYPE_BF16) {
-        a.q_scale = &scales[0];
-        a.kv_scale = &scales[1];
-    }
-    a.plan_params = &mp;
-    a.plan = &plan.buffers;
-    a.workspace = ws.data();
-    a.workspace_bytes = size_t(sz.workspace_bytes);
+    DecodeCall c(s.batch, s.heads, s.qlen, 64, s.kv_len, s.dtype, s.dtype, /*causal=*/1, /*cp_world=*/1,
+                 /*cp_rank=*/0, /*len_step=*/0);
+    if (!c.ok) return std::printf("%s\n", c.why.c_str()), -1;
+    mla_decode_args a = c.a;
+    if (s.dtype == MLA_DTYPE_BF16) a.q_scale = a.kv_scale = nullptr;  // as an engine calls bf16
     for (int i = 0; i < 50; ++i)
         if (mla_decode_fwd(ctx, &a, nullptr) != MLA_SUCCESS) return std::printf("%s\n", mla_last_error()), -1;
     const auto t0 = std::chrono::steady_clock::now();
