@@ -297,9 +297,5 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
 }  // namespace mla_wg
 
 // Defines the extern "C" kernel mla_decode_qm_<QN>_<KVN>_m<M>.
-#define MLA_DECODE_QM_KERNEL(QN, KVN, Q8, KV8, M)                                                 \
-    extern "C" __global__ void __launch_bounds__(256, 1)                                          \
-        mla_decode_qm_##QN##_##KVN##_m##M(const __grid_constant__ mla_decode_params p) {           \
-        extern __shared__ __align__(1024) char smem[];                                            \
-        mla_wg::decode_qm_body<M, Q8, KV8>(p, smem);                                              \
-    }
+#define MLA_DECODE_QM_KERNEL(QN, KVN, Q8, KV8, M) \
+    MLA_DECODE_SM90_KERNEL(mla_decode_qm_##QN##_##KVN##_m##M, mla_wg::decode_qm_body<M, Q8, KV8>)

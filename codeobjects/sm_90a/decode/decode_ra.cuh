@@ -304,9 +304,5 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
 }  // namespace mla_ra
 
 // Defines the extern "C" kernel mla_decode_ra_<QN>_<KVN>_m<M>.
-#define MLA_DECODE_RA_KERNEL(QN, KVN, M)                                                          \
-    extern "C" __global__ void __launch_bounds__(256, 1)                                          \
-        mla_decode_ra_##QN##_##KVN##_m##M(const __grid_constant__ mla_decode_params p) {           \
-        extern __shared__ __align__(1024) char smem[];                                            \
-        mla_ra::decode_ra_body<M>(p, smem);                                                       \
-    }
+#define MLA_DECODE_RA_KERNEL(QN, KVN, M) \
+    MLA_DECODE_SM90_KERNEL(mla_decode_ra_##QN##_##KVN##_m##M, mla_ra::decode_ra_body<M>)

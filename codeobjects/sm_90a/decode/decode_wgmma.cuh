@@ -793,10 +793,16 @@ __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, c
 
 }  // namespace mla_wg
 
-// Defines the extern "C" kernel mla_decode_wg_<QN>_<KVN>_m<M>.
-#define MLA_DECODE_WG_KERNEL(QN, KVN, Q8, KV8, M)                                                 \
+// Defines extern "C" kernel NAME of the wgmma families: 256 threads, one CTA per SM, dynamic
+// shared memory 1024-byte aligned (the swizzle atoms; launch_ok checks it), running
+// BODY(p, smem) (a template instance, hence variadic).
+#define MLA_DECODE_SM90_KERNEL(NAME, ...)                                                         \
     extern "C" __global__ void __launch_bounds__(256, 1)                                          \
-        mla_decode_wg_##QN##_##KVN##_m##M(const __grid_constant__ mla_decode_params p) {           \
+        NAME(const __grid_constant__ mla_decode_params p) {                                       \
         extern __shared__ __align__(1024) char smem[];                                            \
-        mla_wg::decode_wg_dispatch<M, Q8, KV8>(p, smem);                                          \
+        __VA_ARGS__(p, smem);                                                                     \
     }
+
+// Defines the extern "C" kernel mla_decode_wg_<QN>_<KVN>_m<M>.
+#define MLA_DECODE_WG_KERNEL(QN, KVN, Q8, KV8, M) \
+    MLA_DECODE_SM90_KERNEL(mla_decode_wg_##QN##_##KVN##_m##M, mla_wg::decode_wg_dispatch<M, Q8, KV8>)
