@@ -128,6 +128,23 @@ struct Problem {
     size_t out_esize() const { return spec.out_dtype == MLA_DTYPE_FP32 ? 4 : 2; }
 };
 
+// The pages of p's requests (p.kv_indptr, p.max_pages set): num_pages = the pages they use plus
+// `extra` unused ones, a shuffled assignment (kv_page_indices, CSR form) drawn from rng, and the
+// same pages as block_table [B, max(1, max_pages)] (-1 past a request's pages).
+inline void assign_pages(Problem& p, int extra, std::mt19937_64& rng) {
+    const int B = int(p.kv_indptr.size()) - 1, used = p.kv_indptr[B];
+    p.num_pages = used + extra;
+    std::vector<int32_t> perm(p.num_pages);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    p.kv_page_indices.assign(perm.begin(), perm.begin() + used);
+    const size_t stride = size_t(std::max(1, p.max_pages));
+    p.block_table.assign(size_t(B) * stride, -1);
+    for (int b = 0; b < B; ++b)
+        for (int i = p.kv_indptr[b]; i < p.kv_indptr[b + 1]; ++i)
+            p.block_table[size_t(b) * stride + (i - p.kv_indptr[b])] = p.kv_page_indices[i];
+}
+
 inline Problem make_problem(const Spec& s) {
     Problem p;
     p.spec = s;
@@ -156,16 +173,7 @@ inline Problem make_problem(const Spec& s) {
         p.max_pages = std::max(p.max_pages, pages);
     }
     p.total_q = p.qo_indptr[B];
-    const int used = p.kv_indptr[B];
-    p.num_pages = used + s.extra_pages;
-    std::vector<int32_t> perm(p.num_pages);
-    std::iota(perm.begin(), perm.end(), 0);
-    std::shuffle(perm.begin(), perm.end(), rng);
-    p.kv_page_indices.assign(perm.begin(), perm.begin() + used);
-    p.block_table.assign(size_t(B) * std::max(1, p.max_pages), -1);
-    for (int b = 0; b < B; ++b)
-        for (int i = p.kv_indptr[b]; i < p.kv_indptr[b + 1]; ++i)
-            p.block_table[size_t(b) * std::max(1, p.max_pages) + (i - p.kv_indptr[b])] = p.kv_page_indices[i];
+    assign_pages(p, s.extra_pages, rng);
 
     const bool q8 = s.q_dtype != MLA_DTYPE_BF16, kv8 = s.kv_dtype != MLA_DTYPE_BF16;
     if (q8) p.q_scale = 1.0f / 40;
@@ -254,17 +262,8 @@ inline Problem cp_shard(const Problem& whole, int W, int r) {
         p.kv_last_page_lens[b] = pages ? n - (pages - 1) * ps : 1;
         p.max_pages = std::max(p.max_pages, pages);
     }
-    const int used = p.kv_indptr[B];
-    p.num_pages = used + whole.spec.extra_pages;
-    std::vector<int32_t> perm(p.num_pages);
-    std::iota(perm.begin(), perm.end(), 0);
     std::mt19937_64 rng(whole.spec.seed * 1000 + uint64_t(W) * 10 + uint64_t(r));
-    std::shuffle(perm.begin(), perm.end(), rng);
-    p.kv_page_indices.assign(perm.begin(), perm.begin() + used);
-    p.block_table.assign(size_t(B) * std::max(1, p.max_pages), -1);
-    for (int b = 0; b < B; ++b)
-        for (int i = p.kv_indptr[b]; i < p.kv_indptr[b + 1]; ++i)
-            p.block_table[size_t(b) * std::max(1, p.max_pages) + (i - p.kv_indptr[b])] = p.kv_page_indices[i];
+    assign_pages(p, whole.spec.extra_pages, rng);
     const size_t rowb = 576 * whole.kv_esize();
     const size_t nkv = size_t(p.num_pages) * ps * 576;
     p.kv.resize(nkv * whole.kv_esize());
