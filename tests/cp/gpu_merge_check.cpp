@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_context.h"
 #include "mla_c_api.h"
 
 namespace {
@@ -127,22 +128,8 @@ std::string run_case(mla_context* ctx, const Case& c, uint32_t seed) {
 }  // namespace
 
 int main() {
-    mla_context_options opt = MLA_CONTEXT_OPTIONS_INIT;
     mla_context* ctx = nullptr;
-    const mla_status st = mla_context_create(&opt, &ctx);
-    if (st == MLA_ERROR_RUNTIME_UNAVAILABLE || st == MLA_ERROR_NO_DEVICE) {
-        std::printf("SKIP gpu_merge: no CUDA device (%s: %s)\n", mla_status_string(st), mla_last_error());
-        return 77;
-    }
-    if (st != MLA_SUCCESS) {
-        std::printf("FAIL gpu_merge: mla_context_create: %s: %s\n", mla_status_string(st), mla_last_error());
-        return 1;
-    }
-    if (std::strcmp(mla_context_arch(ctx), "sm_90a") != 0) {
-        std::printf("SKIP gpu_merge: device is %s, not sm_90a\n", mla_context_arch(ctx));
-        mla_context_destroy(ctx);
-        return 77;
-    }
+    if (const int rc = open_gpu_context("gpu_merge", /*need_sm90=*/true, &ctx)) return rc;
     const Case cases[] = {
         {1, 5, 16, false, true},   {2, 37, 16, false, true},  {2, 37, 16, true, true},
         {3, 64, 128, false, false}, {4, 33, 128, true, true}, {8, 17, 16, false, true},

@@ -24,6 +24,7 @@
 #include <tuple>
 #include <vector>
 
+#include "gpu_context.h"
 #include "../../tools/mla/decode_problem.h"
 
 using namespace mla_tool;
@@ -153,22 +154,8 @@ int main(int argc, char** argv) {
         if (!std::strcmp(argv[i], "--quick")) quick = true;
         if (!std::strcmp(argv[i], "--verbose")) g_verbose = true;
     }
-    mla_context_options opt = MLA_CONTEXT_OPTIONS_INIT;
     mla_context* ctx = nullptr;
-    const mla_status st = mla_context_create(&opt, &ctx);
-    if (st == MLA_ERROR_RUNTIME_UNAVAILABLE || st == MLA_ERROR_NO_DEVICE) {
-        std::printf("SKIP: no CUDA device (%s: %s)\n", mla_status_string(st), mla_last_error());
-        return 77;
-    }
-    if (st != MLA_SUCCESS) {
-        std::printf("FAIL: mla_context_create: %s: %s\n", mla_status_string(st), mla_last_error());
-        return 1;
-    }
-    if (std::strcmp(mla_context_arch(ctx), "sm_90a") != 0) {
-        std::printf("SKIP: device is %s, not sm_90a\n", mla_context_arch(ctx));
-        mla_context_destroy(ctx);
-        return 77;
-    }
+    if (const int rc = open_gpu_context("gpu_decode_test", /*need_sm90=*/true, &ctx)) return rc;
 
     const mla_dtype dts[3][2] = {{MLA_DTYPE_BF16, MLA_DTYPE_BF16},
                                  {MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN},

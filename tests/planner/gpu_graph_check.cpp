@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "gpu_context.h"
 #include "../../tools/mla/decode_problem.h"
 #include "gpu_driver.h"
 #include "mla_c_api.h"
@@ -423,21 +424,7 @@ bool timing() {
 }  // namespace
 
 int main() {
-    mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
-    const mla_status st = mla_context_create(&o, &g_ctx);
-    if (st == MLA_ERROR_RUNTIME_UNAVAILABLE || st == MLA_ERROR_NO_DEVICE) {
-        std::printf("gpu_graph: skipped (%s: %s)\n", mla_status_string(st), mla_last_error());
-        return 77;
-    }
-    if (st != MLA_SUCCESS) {
-        std::fprintf(stderr, "mla_context_create: %s: %s\n", mla_status_string(st), mla_last_error());
-        return 1;
-    }
-    if (std::strcmp(mla_context_arch(g_ctx), "sm_90a") != 0) {
-        std::printf("gpu_graph: skipped (device is %s, not sm_90a)\n", mla_context_arch(g_ctx));
-        mla_context_destroy(g_ctx);
-        return 77;
-    }
+    if (const int rc = open_gpu_context("gpu_graph", /*need_sm90=*/true, &g_ctx)) return rc;
     if (!drv.load()) {
         std::fprintf(stderr, "gpu_graph: libcuda.so.1 unusable for streams / graphs\n");
         return 1;

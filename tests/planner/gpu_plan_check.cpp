@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_context.h"
 #include "gpu_driver.h"
 #include "mla_c_api.h"
 
@@ -139,17 +140,8 @@ bool one_case(mla_context* ctx, const mla_metadata_params& prm, const Batch& b, 
 }  // namespace
 
 int main() {
-    mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
     mla_context* ctx = nullptr;
-    const mla_status st = mla_context_create(&o, &ctx);
-    if (st == MLA_ERROR_RUNTIME_UNAVAILABLE || st == MLA_ERROR_NO_DEVICE) {
-        std::printf("gpu_plan: skipped (%s: %s)\n", mla_status_string(st), mla_last_error());
-        return 77;
-    }
-    if (st != MLA_SUCCESS) {
-        std::fprintf(stderr, "mla_context_create: %s: %s\n", mla_status_string(st), mla_last_error());
-        return 1;
-    }
+    if (const int rc = open_gpu_context("gpu_plan", /*need_sm90=*/false, &ctx)) return rc;
     const char* arch = mla_context_arch(ctx);
     const int cus = mla_context_num_cus(ctx);
     std::printf("device %s, %d SMs\n", arch, cus);
