@@ -17,6 +17,7 @@
 #include "gpu_context.h"
 #include "../../tools/mla/decode_problem.h"
 #include "gpu_driver.h"
+#include "host_plan.h"
 #include "mla_c_api.h"
 
 using namespace mla_tool;
@@ -61,34 +62,19 @@ struct PlanBufs {
     bool make(std::vector<void*>& keep, const mla_metadata_params& prm) {
         z.struct_size = sizeof z;
         if (mla_metadata_info(&prm, &z) != MLA_SUCCESS) return false;
-        const int64_t n[6] = {z.work_metadata_len * 8, z.work_indptr_len * 4, z.work_info_set_rows * 32,
-                              z.reduce_indptr_len * 4, z.reduce_final_map_rows * 8,
-                              z.reduce_partial_map_len * 4};
-        for (int i = 0; i < 6; ++i) {
-            bytes[i] = size_t(n[i] > 0 ? n[i] : 4);
+        int64_t rows[kPlanBuffers];
+        plan_rows(z, rows);
+        void* hp[kPlanBuffers];
+        for (int i = 0; i < kPlanBuffers; ++i) {
+            bytes[i] = rows[i] > 0 ? size_t(rows[i]) * kPlanRowBytes[i] : 4;
             d[i] = dalloc(keep, bytes[i]);
             if (!d[i]) return false;
             host[i].assign(bytes[i], kFill);
+            hp[i] = host[i].data();
         }
-        fill(dev, true);
-        fill(hb, false);
+        dev = plan_buffers_view(d, rows);
+        hb = plan_buffers_view(hp, rows);
         return true;
-    }
-    void fill(mla_metadata_buffers& m, bool device) {
-        auto ptr = [&](int i) { return device ? d[i] : static_cast<void*>(host[i].data()); };
-        m.struct_size = sizeof m;
-        m.work_metadata = static_cast<uint64_t*>(ptr(0));
-        m.work_metadata_len = z.work_metadata_len;
-        m.work_indptr = static_cast<int32_t*>(ptr(1));
-        m.work_indptr_len = z.work_indptr_len;
-        m.work_info_set = static_cast<int32_t*>(ptr(2));
-        m.work_info_set_rows = z.work_info_set_rows;
-        m.reduce_indptr = static_cast<int32_t*>(ptr(3));
-        m.reduce_indptr_len = z.reduce_indptr_len;
-        m.reduce_final_map = static_cast<int32_t*>(ptr(4));
-        m.reduce_final_map_rows = z.reduce_final_map_rows;
-        m.reduce_partial_map = static_cast<int32_t*>(ptr(5));
-        m.reduce_partial_map_len = z.reduce_partial_map_len;
     }
     // Resets both sides to the fill pattern (outside any graph).
     bool reset() {
@@ -105,8 +91,6 @@ struct PlanBufs {
             std::fprintf(stderr, "FAIL %s: host plan: %s\n", what, mla_last_error());
             return false;
         }
-        static const char* names[6] = {"work_metadata", "work_indptr", "work_info_set",
-                                       "reduce_indptr", "reduce_final_map", "reduce_partial_map"};
         bool same = true;
         for (int i = 0; i < 6; ++i) {
             std::vector<unsigned char> back(bytes[i]);
@@ -114,7 +98,7 @@ struct PlanBufs {
             if (back != host[i]) {
                 size_t at = 0;
                 while (back[at] == host[i][at]) ++at;
-                std::fprintf(stderr, "FAIL %s: %s differs at int32 %zu\n", what, names[i], at / 4);
+                std::fprintf(stderr, "FAIL %s: %s differs at int32 %zu\n", what, kPlanBufferNames[i], at / 4);
                 same = false;
             }
         }

@@ -16,6 +16,7 @@
 
 #include "gpu_context.h"
 #include "gpu_driver.h"
+#include "host_plan.h"
 #include "mla_c_api.h"
 
 namespace {
@@ -71,15 +72,13 @@ bool one_case(mla_context* ctx, const mla_metadata_params& prm, const Batch& b, 
     mla_metadata_sizes z{};
     z.struct_size = sizeof(z);
     CHECK_OK(mla_metadata_info(&prm, &z));
-    const size_t bytes[6] = {size_t(z.work_metadata_len) * 8, size_t(z.work_indptr_len) * 4,
-                             size_t(z.work_info_set_rows) * 32, size_t(z.reduce_indptr_len) * 4,
-                             size_t(z.reduce_final_map_rows) * 8,
-                             size_t(z.reduce_partial_map_len) * 4};
+    int64_t rows[kPlanBuffers];
+    plan_rows(z, rows);
     DevBuf d[6], in[3];
     std::vector<unsigned char> host[6], back[6];
     for (int i = 0; i < 6; ++i) {
         d[i].ctx = ctx;
-        d[i].bytes = bytes[i] ? bytes[i] : 4;
+        d[i].bytes = rows[i] > 0 ? size_t(rows[i]) * kPlanRowBytes[i] : 4;
         CHECK_OK(mla_device_malloc(ctx, &d[i].p, d[i].bytes));
         CHECK_OK(mla_memset_d8(ctx, d[i].p, kFill, d[i].bytes, nullptr));
         host[i].assign(d[i].bytes, kFill);
@@ -92,33 +91,19 @@ bool one_case(mla_context* ctx, const mla_metadata_params& prm, const Batch& b, 
         CHECK_OK(mla_device_malloc(ctx, &in[i].p, in[i].bytes));
         CHECK_OK(mla_memcpy_htod(ctx, in[i].p, src[i]->data(), src[i]->size() * 4, nullptr));
     }
-    auto fill = [&](mla_metadata_buffers& m, bool dev) {
-        m.struct_size = sizeof(m);
-        auto ptr = [&](int i) { return dev ? d[i].p : static_cast<void*>(host[i].data()); };
-        m.work_metadata = static_cast<uint64_t*>(ptr(0));
-        m.work_metadata_len = z.work_metadata_len;
-        m.work_indptr = static_cast<int32_t*>(ptr(1));
-        m.work_indptr_len = z.work_indptr_len;
-        m.work_info_set = static_cast<int32_t*>(ptr(2));
-        m.work_info_set_rows = z.work_info_set_rows;
-        m.reduce_indptr = static_cast<int32_t*>(ptr(3));
-        m.reduce_indptr_len = z.reduce_indptr_len;
-        m.reduce_final_map = static_cast<int32_t*>(ptr(4));
-        m.reduce_final_map_rows = z.reduce_final_map_rows;
-        m.reduce_partial_map = static_cast<int32_t*>(ptr(5));
-        m.reduce_partial_map_len = z.reduce_partial_map_len;
-    };
-    mla_metadata_buffers hm{}, dm{};
-    fill(hm, false);
-    fill(dm, true);
+    void* hp[kPlanBuffers];
+    void* dp[kPlanBuffers];
+    for (int i = 0; i < kPlanBuffers; ++i) {
+        hp[i] = host[i].data();
+        dp[i] = d[i].p;
+    }
+    mla_metadata_buffers hm = plan_buffers_view(hp, rows), dm = plan_buffers_view(dp, rows);
     CHECK_OK(mla_plan_metadata(&prm, b.qo.data(), b.kv.data(), b.last.data(), &hm, d[1].p, d[2].p,
                                nullptr));
     CHECK_OK(mla_plan_metadata_device(ctx, &prm, static_cast<int32_t*>(in[0].p),
                                       static_cast<int32_t*>(in[1].p),
                                       static_cast<int32_t*>(in[2].p), &dm, nullptr));
     CHECK_OK(mla_stream_synchronize(ctx, nullptr));
-    const char* names[6] = {"work_metadata", "work_indptr", "work_info_set", "reduce_indptr",
-                            "reduce_final_map", "reduce_partial_map"};
     bool same = true;
     for (int i = 0; i < 6; ++i) {
         CHECK_OK(mla_memcpy_dtoh(ctx, back[i].data(), d[i].p, d[i].bytes, nullptr));
@@ -129,7 +114,7 @@ bool one_case(mla_context* ctx, const mla_metadata_params& prm, const Batch& b, 
                          "case %d (B %d L %d H %d ps %d gran %d cap %d causal %d): %s differs at "
                          "byte %zu (int32 %zu)\n",
                          iter, prm.batch_size, prm.max_seqlen_qo, prm.num_heads, prm.page_size,
-                         prm.kv_granularity, prm.max_split_per_batch, prm.causal, names[i], at,
+                         prm.kv_granularity, prm.max_split_per_batch, prm.causal, kPlanBufferNames[i], at,
                          at / 4);
             same = false;
         }

@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "host_plan.h"
+
 namespace plantest {
 
 Batch make_batch(const std::vector<int32_t>& qlens, const std::vector<int64_t>& kv_tokens,
@@ -27,21 +29,12 @@ Batch make_batch(const std::vector<int32_t>& qlens, const std::vector<int64_t>& 
 }
 
 mla_metadata_buffers Plan::buffers() {
-    mla_metadata_buffers m{};
-    m.struct_size = sizeof(m);
-    m.work_metadata = md.data();
-    m.work_metadata_len = int64_t(md.size());
-    m.work_indptr = work_indptr.data();
-    m.work_indptr_len = int64_t(work_indptr.size());
-    m.work_info_set = work_info.data();
-    m.work_info_set_rows = int64_t(work_info.size() / 8);
-    m.reduce_indptr = reduce_indptr.data();
-    m.reduce_indptr_len = int64_t(reduce_indptr.size());
-    m.reduce_final_map = final_map.data();
-    m.reduce_final_map_rows = int64_t(final_map.size() / 2);
-    m.reduce_partial_map = partial_map.data();
-    m.reduce_partial_map_len = int64_t(partial_map.size());
-    return m;
+    void* const ptr[kPlanBuffers] = {md.data(),            work_indptr.data(), work_info.data(),
+                                     reduce_indptr.data(), final_map.data(),   partial_map.data()};
+    const int64_t rows[kPlanBuffers] = {int64_t(md.size()),            int64_t(work_indptr.size()),
+                                        int64_t(work_info.size() / 8), int64_t(reduce_indptr.size()),
+                                        int64_t(final_map.size() / 2), int64_t(partial_map.size())};
+    return plan_buffers_view(ptr, rows);
 }
 
 mla_metadata_sizes sizes_of(const mla_metadata_params& p) {
