@@ -528,15 +528,26 @@ struct Tolerance {
     double out_abs = 8e-4, out_rel = 2.01 / 128, lse_abs = 1e-6, lse_rel = 8.01 / 65536;
 };
 // The tolerance a GPU result of spec s is held to against the CPU reference (docs/kernels.md,
-// "Tolerances"): FlashMLA's bf16 rule for every dtype pair, except an LSE abs floor of 2e-4 for
-// fp8 Q with fp8 KV at up to 16 rows per head group (mla_decode_ra_*), which computes
-// S = Q K^T on the fp8 tensor cores: exact products, but Hopper's fp8 MMA adds them with fewer
-// than fp32's mantissa bits (measured LSE errors up to 9e-5 absolute where Q.K cancels, e.g.
-// -0.074346 vs -0.074361, which the relative rule alone fails).
+// "Tolerances"): FlashMLA's bf16 rule for every dtype pair, except an LSE abs floor of 2e-4 when
+// the sm_90a table routes s to the register-A kernel (mla_decode_ra_*, as
+// mla_decode_shape_support names it), which computes S = Q K^T on the fp8 tensor cores: exact
+// products, but Hopper's fp8 MMA adds them with fewer than fp32's mantissa bits (measured LSE
+// errors up to 9e-5 absolute where Q.K cancels, e.g. -0.074346 vs -0.074361, which the relative
+// rule alone fails).
 inline Tolerance tolerance_for(const Spec& s) {
     Tolerance t;
-    const int rows = std::min(s.heads, 64) * s.qlen;
-    if (s.q_dtype == MLA_DTYPE_FP8_E4M3FN && s.kv_dtype == MLA_DTYPE_FP8_E4M3FN && rows <= 16) t.lse_abs = 2e-4;
+    mla_decode_shape sh = MLA_DECODE_SHAPE_INIT;
+    sh.arch = "sm_90a";
+    sh.num_heads = s.heads;
+    sh.max_seqlen_qo = s.qlen;
+    sh.q_dtype = s.q_dtype;
+    sh.kv_dtype = s.kv_dtype;
+    sh.page_size = s.page_size;
+    sh.return_lse = s.lse ? 1 : 0;
+    sh.causal = s.causal ? 1 : 0;
+    mla_decode_support o = MLA_DECODE_SUPPORT_INIT;
+    if (mla_decode_shape_support(&sh, &o) == MLA_SUCCESS && std::strncmp(o.asm_kernel, "mla_decode_ra_", 14) == 0)
+        t.lse_abs = 2e-4;
     return t;
 }
 struct CompareResult {
