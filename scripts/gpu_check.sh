@@ -33,7 +33,8 @@ step graph 120 "$BUILD/tests/planner/test_gpu_graph"
 step merge 60 "$BUILD/tests/cp/test_gpu_merge"
 step sanitizer_merge 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$BUILD/tests/cp/test_gpu_merge"
 for a in "--heads 16" "--heads 128 --qlen 2 --page-size 16" "--dtype fp8 --heads 32 --page-size 1" \
-         "--dtype bf16 --kv-dtype fp8 --heads 64 --qlen 3" "--dtype fp8 --heads 16 --page-size 1"; do
+         "--dtype bf16 --kv-dtype fp8 --heads 64 --qlen 3" "--dtype fp8 --heads 16 --page-size 1" \
+         "--dtype fp8 --heads 16 --page-size 16 --qlen 3"; do
     step "sanitizer_run_$(echo "$a" | tr -c 'a-z0-9' _)" 120 compute-sanitizer --tool memcheck \
         --error-exitcode 9 "$T" run --batch 3 --kv-len 300 --iters 1 --check -1 $a
 done

@@ -43,7 +43,6 @@ void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32_t*
     }
     const int64_t total = R[U];
     const int32_t num_tiles = TR[U];
-    const int64_t W = mla_v12::cluster_stride(c, total);
 
     // The unit holding position y (U when y == total): R[u] <= y < R[u+1].
     auto locate = [&](int64_t y) -> int32_t {
@@ -51,17 +50,31 @@ void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32_t*
     };
 
     // Phase 2: the cluster chain x[c+1] = snap(x[c] + W); the last cluster takes the rest.
+    // Group-major with C a multiple of r: one chain per head group over C / r clusters (group g's
+    // units on clusters g C / r ..), each with the group's own W, so cluster c + g C / r gets
+    // exactly the tiles of group g that cluster c gets of group 0, at the same point of its work
+    // list: the r CTAs stream the same KV at the same time and the L2 serves all but the first
+    // (one chain over all groups drifts by up to a unit between the halves: no L2 reuse at all,
+    // docs/performance.md).
     std::vector<int64_t> x(C + 1);
     std::vector<int32_t> xb(C + 1);
-    x[0] = 0;
-    for (int32_t cl = 1; cl < C; ++cl) {
-        const int64_t y = x[cl - 1] + W;
-        if (x[cl - 1] >= total || y >= total) {
-            x[cl] = total;
-            continue;
+    const int32_t S = (gm && C % c.ratio == 0) ? c.ratio : 1, Cs = C / S;
+    mla_v12_config cs = c;
+    cs.num_splits = std::max(1, c.num_splits / S);
+    for (int32_t sec = 0; sec < S; ++sec) {
+        const int64_t s0 = R[size_t(sec) * (U / S)], s1 = R[size_t(sec + 1) * (U / S)];
+        const int64_t W = mla_v12::cluster_stride(cs, s1 - s0);
+        x[size_t(sec) * Cs] = s0;
+        for (int32_t k = 1; k < Cs; ++k) {
+            const int32_t cl = sec * Cs + k;
+            const int64_t y = x[cl - 1] + W;
+            if (x[cl - 1] >= s1 || y >= s1) {
+                x[cl] = s1;
+                continue;
+            }
+            const int32_t u = locate(y);
+            x[cl] = mla_v12::snap(c, req[unit_req(u)], R[u], y);
         }
-        const int32_t u = locate(y);
-        x[cl] = mla_v12::snap(c, req[unit_req(u)], R[u], y);
     }
     x[C] = total;
 

@@ -309,6 +309,36 @@ int main(int argc, char** argv) {
             if (!r.ok) ++failed_fp32;
         }
     }
+    // head_group_major plans (the twin layout the tools use on sm_90a for folded heads): 128 and
+    // 96 heads, every dtype pair, MTP, ragged lengths, split tiles, both page-table forms
+    {
+        struct G {
+            int d, heads, qlen, batch, kv_len, ps;
+            bool block_table, split;
+        };
+        const G gs[] = {
+            {0, 128, 1, 5, 3000, 64, false, false}, {1, 128, 2, 3, 2100, 16, true, false},
+            {2, 128, 3, 4, 900, 1, false, false},   {0, 128, 1, 2, 6000, 64, false, true},
+            {2, 96, 2, 3, 1500, 64, true, true},
+        };
+        int gi = 0;
+        for (const G& g : gs) {
+            Spec s;
+            s.q_dtype = dts[g.d][0];
+            s.kv_dtype = dts[g.d][1];
+            s.heads = g.heads;
+            s.qlen = g.qlen;
+            s.batch = g.batch;
+            s.kv_len = g.kv_len;
+            s.varlen = !g.split;
+            s.page_size = g.ps;
+            s.block_table = g.block_table;
+            s.ragged_q = g.qlen > 1 && !g.split;
+            s.head_group_major = true;
+            s.seed = 7100 + gi++;
+            report(s, run_case(ctx, s, -1, g.split), "group-major ");
+        }
+    }
     {  // a page id outside the cache: never read, flagged
         Spec s;
         s.batch = 3;

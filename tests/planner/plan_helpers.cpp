@@ -149,17 +149,22 @@ void serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& plan)
     const int32_t thr = p.max_seqlen_qo;
     const bool trim = ps == 1 && p.causal && !p.is_cp_round_robin;
     auto blocks = [&](int32_t b) { return (bt.kv[b + 1] - bt.kv[b] + gran - 1) / gran; };
-    int64_t sum = 0;
-    for (const TileRef& t : tiles) sum += blocks(t.b) + o;
-    // Split count: cap -> min(C, cap * B * r); automatic -> round(1.2 sqrt(sum * C)) in [1, C].
-    int64_t eff = C;
-    if (p.max_split_per_batch > 0) {
-        eff = std::max<int64_t>(1, std::min<int64_t>(C, int64_t(p.max_split_per_batch) * bt.B() * geo.r));
-    } else {
-        const double e = std::floor(1.2 * std::sqrt(double(sum) * C) + 0.5);
-        eff = std::max<int64_t>(1, std::min<int64_t>(C, int64_t(e)));
-    }
-    const int64_t payload = (sum + eff - 1) / eff + o;
+    // Sections: group-major with C a multiple of r walks each head group's tiles over its own C / r
+    // clusters (the twin layout: cluster c + g C / r mirrors cluster c); otherwise one section.
+    const int32_t S = (geo.group_major && C % geo.r == 0) ? geo.r : 1, Cs = C / S, Ts = T / S;
+    auto payload_of = [&](int32_t sec) {
+        int64_t sum = 0;
+        for (int32_t i = sec * Ts; i < (sec + 1) * Ts; ++i) sum += blocks(tiles[i].b) + o;
+        // Split count: cap -> min(Cs, cap * B * r / S); automatic -> round(1.2 sqrt(sum * Cs)) in [1, Cs].
+        int64_t eff = Cs;
+        if (p.max_split_per_batch > 0) {
+            eff = std::max<int64_t>(1, std::min<int64_t>(Cs, int64_t(p.max_split_per_batch) * bt.B() * geo.r / S));
+        } else {
+            const double e = std::floor(1.2 * std::sqrt(double(sum) * Cs) + 0.5);
+            eff = std::max<int64_t>(1, std::min<int64_t>(Cs, int64_t(e)));
+        }
+        return (sum + eff - 1) / eff + o;
+    };
 
     auto work = [&](const TileRef& t, int32_t j0, int32_t j1, int32_t partial, int32_t* w) {
         const int32_t kv0 = bt.kv[t.b], kv1 = bt.kv[t.b + 1];
@@ -183,8 +188,10 @@ void serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& plan)
     plan.work_indptr[0] = 0;
     plan.reduce_indptr[0] = 0;
     for (int32_t cl = 0; cl < C; ++cl) {
-        int64_t remain = cl == C - 1 ? INT64_MAX / 4 : payload;
-        while (tau < T) {
+        const int32_t sec = cl / Cs, tau_end = (sec + 1) * Ts;
+        const int64_t payload = payload_of(sec);
+        int64_t remain = cl == (sec + 1) * Cs - 1 ? INT64_MAX / 4 : payload;
+        while (tau < tau_end) {
             const TileRef& t = tiles[tau];
             const int32_t rem_blocks = blocks(t.b) - cur;
             if (remain >= rem_blocks + o || tail_done) {

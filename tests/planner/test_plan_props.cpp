@@ -133,30 +133,48 @@ TEST_CASE("v1_2 head-group-major plans equal the serial walk over the group-majo
     CHECK(folded > 300);
 }
 
-TEST_CASE("v1_2 head-group-major: a request's two head groups run on clusters C/2 apart",
+TEST_CASE("v1_2 head-group-major: cluster c + C/2 runs group 1 of exactly cluster c's tiles",
           "[planner][props]") {
-    // 128 requests x 4096 tokens, 128 heads (two 64-head groups), page 64: group 0 of every
-    // request fills the first half of the clusters and group 1 the second, in the same order.
-    std::vector<int32_t> q(128, 1);
-    std::vector<int64_t> n(128, 4096);
-    const Batch b = make_batch(q, n, 64);
-    mla_metadata_params p = params_for("sm_90a", 128, 1, 128, 64, 16, 0, -1, 1, MLA_DTYPE_BF16,
-                                       MLA_DTYPE_BF16);
-    p.head_group_major = 1;
-    Plan plan = alloc_plan(p);
-    REQUIRE(run_plan(p, b, plan) == MLA_SUCCESS);
-    const int32_t C = plan.sizes.num_clusters, r = plan.sizes.qk_batch_ratio;
-    REQUIRE(r == 2);
-    std::vector<int32_t> first_cluster(128 * 2, -1);  // of pseudo-request (b, g)
-    for (int32_t c = 0; c < C; ++c)
-        for (int32_t w = plan.work_indptr[c]; w < plan.work_indptr[c + 1]; ++w) {
-            const int32_t pr = plan.work_info[size_t(w) * 8];
-            if (first_cluster[pr] < 0) first_cluster[pr] = c;
+    // 128 requests x 4096 tokens, 128 heads (two 64-head groups), page 64, and a ragged batch:
+    // group 0 fills the first half of the clusters, group 1 the second, and cluster c + C/2's
+    // works are cluster c's with the pseudo-request (b, 1) for (b, 0): the same KV pages in the
+    // same order (so the two CTAs stream them together and the L2 serves one of them).
+    for (int ragged = 0; ragged < 2; ++ragged) {
+        std::vector<int32_t> q(128, 1);
+        std::vector<int64_t> n(128, 4096);
+        if (ragged)
+            for (int i = 0; i < 128; ++i) n[size_t(i)] = 1 + (i * 7919) % 9000;
+        const Batch b = make_batch(q, n, 64);
+        mla_metadata_params p = params_for("sm_90a", 128, 1, 128, 64, 16, 0, -1, 1, MLA_DTYPE_BF16,
+                                           MLA_DTYPE_BF16);
+        p.head_group_major = 1;
+        Plan plan = alloc_plan(p);
+        REQUIRE(run_plan(p, b, plan) == MLA_SUCCESS);
+        REQUIRE(check_invariants(p, b, plan, true) == "");
+        const int32_t C = plan.sizes.num_clusters, r = plan.sizes.qk_batch_ratio;
+        REQUIRE(r == 2);
+        REQUIRE(C % 2 == 0);
+        int twins = 0;
+        for (int32_t c = 0; c < C / 2; ++c) {
+            const int32_t w0 = plan.work_indptr[c], n0 = plan.work_indptr[c + 1] - w0;
+            const int32_t w1 = plan.work_indptr[c + C / 2], n1 = plan.work_indptr[c + C / 2 + 1] - w1;
+            INFO("ragged " << ragged << " cluster " << c);
+            REQUIRE(n0 == n1);
+            for (int32_t k = 0; k < n0; ++k) {
+                const int32_t* a = &plan.work_info[size_t(w0 + k) * 8];
+                const int32_t* t = &plan.work_info[size_t(w1 + k) * 8];
+                CHECK(a[0] % 2 == 0);
+                CHECK(t[0] == a[0] + 1);               // (b, 1) for (b, 0)
+                CHECK(t[2] == a[2] + 1);               // its folded rows: one token later
+                CHECK(t[3] == a[3] + 1);
+                CHECK((t[1] < 0) == (a[1] < 0));       // split alike
+                CHECK(t[4] == a[4]);                   // the same pages
+                CHECK(t[5] == a[5]);
+                CHECK(t[6] == a[6]);
+                ++twins;
+            }
         }
-    for (int32_t bi = 0; bi < 128; ++bi) {
-        INFO("request " << bi << ": group 0 on cluster " << first_cluster[bi * 2] << ", group 1 on "
-                        << first_cluster[bi * 2 + 1]);
-        CHECK(std::abs(first_cluster[bi * 2 + 1] - first_cluster[bi * 2] - C / 2) <= 1);
+        CHECK(twins * 2 == plan.work_indptr[C]);
     }
 }
 

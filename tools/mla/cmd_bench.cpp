@@ -18,19 +18,21 @@ using namespace mla_tool;
 
 int cmd_bench(int argc, char** argv) {
     int iters = 20;
-    bool varlen = false, only_bf16 = false, quick = false, group_major = false;
+    bool varlen = false, only_bf16 = false, quick = false, group_major = true;
     for (int i = 0; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
-            std::printf("usage: mla bench [--iters N] [--varlen] [--bf16-only] [--quick] [--head-group-major]\n"
+            std::printf("usage: mla bench [--iters N] [--varlen] [--bf16-only] [--quick] [--aiter-order]\n"
                         "  the issue-5 grid, one table; --quick: b=128 s_k=4096 rows only;\n"
-                        "  --head-group-major: plans lay folded head groups out group by group\n");
+                        "  folded head groups (more than 64 heads) are planned group by group\n"
+                        "  (head_group_major = 1) unless --aiter-order\n");
             return 0;
         } else if (a == "--iters" && i + 1 < argc) iters = std::max(1, std::atoi(argv[++i]));
         else if (a == "--varlen") varlen = true;
         else if (a == "--bf16-only") only_bf16 = true;
         else if (a == "--quick") quick = true;
-        else if (a == "--head-group-major") group_major = true;
+        else if (a == "--head-group-major") group_major = true;  // the default
+        else if (a == "--aiter-order") group_major = false;
         else {
             std::fprintf(stderr, "mla bench: unknown option '%s'\n", a.c_str());
             return 2;

@@ -39,8 +39,10 @@ void usage(FILE* f) {
                  "                   -1 = all)\n"
                  "  --scale X        softmax scale (default DeepSeek-V3's %.6f)\n"
                  "  --seed N         data seed (default 1)\n"
-                 "  --head-group-major  plan folded head groups group by group (host planner;\n"
-                 "                   mla_metadata_params.head_group_major)\n"
+                 "  --aiter-order    plan folded head groups (more than 64 heads) in aiter's order;\n"
+                 "                   the default is head group by head group on sm_90a\n"
+                 "                   (mla_metadata_params.head_group_major = 1: a request's groups\n"
+                 "                   read its KV together, the L2 serves the second)\n"
                  "  --cpu            force the CPU path\n",
                  deepseek_v3_softmax_scale());
 }
@@ -98,6 +100,7 @@ int cpu_path(Spec s, bool user_batch, bool user_kv) {
 
 int cmd_run(int argc, char** argv) {
     Spec s;
+    s.head_group_major = true;  // sm_90a host plans (the only arch this tool runs; CPU path too)
     int iters = 20, check = 8;
     bool force_cpu = false, user_batch = false, user_kv = false, user_kvd = false;
     for (int i = 0; i < argc; ++i) {
@@ -136,7 +139,8 @@ int cmd_run(int argc, char** argv) {
         else if (a == "--scale") s.softmax_scale = float(std::atof(next()));
         else if (a == "--seed") s.seed = uint64_t(std::atoll(next()));
         else if (a == "--cpu") force_cpu = true;
-        else if (a == "--head-group-major") s.head_group_major = true;
+        else if (a == "--head-group-major") s.head_group_major = true;  // the default
+        else if (a == "--aiter-order") s.head_group_major = false;
         else {
             std::fprintf(stderr, "mla run: unknown option '%s'\n", a.c_str());
             usage(stderr);

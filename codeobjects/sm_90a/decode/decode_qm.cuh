@@ -144,6 +144,8 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
         for (int e = 0; e < 128; ++e) o[e] = 0.f;
         const uint64_t dQ = sw128_desc(sbase + C::OFF_Q, 16, 1024);
         LD ld;
+        PagePrefetch pf;  // the page of the tile issued next, looked up one tile ahead
+        pf.fetch(p, w, 1, n_tiles, tid >> 2, (tid & 3) == 0);
 
         for (int tile = 0; tile < n_tiles; ++tile) {
             const int stage = tile % C::STAGES;
@@ -152,7 +154,8 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
             __syncthreads();  // (A) tile landed for all; the other slot (and the widened tile) is free
             // the next tile's loads: part 1 by everyone now, parts 2-3 by warpgroup 1 now and by
             // warpgroup 0 while its S MMAs run / after its softmax
-            ld.begin(p, w, tile + 1, n_tiles, slot_of(tile + 1), flags_of(tile + 1), tid);
+            ld.begin(p, w, tile + 1, n_tiles, slot_of(tile + 1), flags_of(tile + 1), tid, pf);
+            pf.fetch(p, w, tile + 2, n_tiles, tid >> 2, (tid & 3) == 0);
             if (kSplit) ld.template part<0, K3>();
             if (wg == 1) {
                 if (kSplit) ld.template part<K3, LD::K>();

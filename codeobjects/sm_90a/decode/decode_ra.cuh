@@ -82,17 +82,28 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, int byt
                  : "memory");
 }
 
-// Tile `tile` of work w into ring slot `slot` by 64 threads (lt = token): one bulk copy of the
-// token's 576-byte row, or, for a token past the work's end or on a bad page (never read), a
-// zero row; the token flag in tok[64]; each thread arrives once on the slot's mbarrier (count 64).
+// Tile `tile` of work w into ring slot `slot` by 64 threads (lt = token). The tokens of one page
+// are contiguous rows of 576 bytes, so the first token of each run of the tile on one page (the
+// tile's first token, or a token at a page start) copies the whole run with one bulk copy
+// (cp.async.bulk of run x 576 bytes: one per tile at page size >= 64, 64 at page size 1); a token
+// past the work's end or on a bad page (never read) gets a zero row instead. Token flags go to
+// tok[64]; every thread arrives once on the slot's mbarrier (count 64), a run's first token with
+// the run's bytes as its expected transaction count. (One copy per token row made the compiler
+// issue the copies one thread at a time: 12% of the kernel's stall samples, docs/performance.md.)
 __device__ __forceinline__ void issue_tile_bulk(const mla_decode_params& p, const mla_dec::Work& w, int tile,
                                                 char* slot, int* tok, uint32_t bar, int lt) {
-    const int j = w.tok_begin + tile * kTN + lt;
+    const int t0 = w.tok_begin + tile * kTN, j = t0 + lt;
     const char* row = j < w.tok_end ? kv_row<true>(p, w, j, true) : nullptr;
     tok[lt] = row != nullptr ? 1 : 0;
     if (row != nullptr) {
-        mbar_arrive_tx(bar, kD);
-        bulk_copy(smem_u32(slot + lt * kD), row, kD, bar);
+        const int psz = 1 << p.page_size_log2;
+        if (lt == 0 || (j & (psz - 1)) == 0) {
+            const int run = min(min((j | (psz - 1)) + 1, t0 + kTN), w.tok_end) - j;
+            mbar_arrive_tx(bar, run * kD);
+            bulk_copy(smem_u32(slot + lt * kD), row, run * kD, bar);
+        } else {
+            mbar_arrive(bar);
+        }
     } else {
 #pragma unroll
         for (int c = 0; c < kD / 16; ++c) *reinterpret_cast<uint4*>(slot + lt * kD + 16 * c) = make_uint4(0, 0, 0, 0);
@@ -273,9 +284,10 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                 load_v(0, vr[0]);
 #pragma unroll
                 for (int ks = 0; ks < ((MLA_WG_ABLATE & 1) ? 0 : kTN / 16); ++ks) {
+                    // the next step's rows first, in flight during this step's wait and conversions
+                    if (ks + 1 < kTN / 16) load_v(ks + 1, vr[(ks + 1) & 1]);
                     if (ks >= 2) wg_wait1();  // step ks - 2 has read va[ks & 1]
                     v_fragments(vr[ks & 1][0], vr[ks & 1][1], vr[ks & 1][2], vr[ks & 1][3], va[ks & 1]);
-                    if (ks + 1 < kTN / 16) load_v(ks + 1, vr[(ks + 1) & 1]);
                     wg_fence();  // the fragment registers were written: order them before the wgmmas
 #pragma unroll
                     for (int mb = 0; mb < 8; ++mb)

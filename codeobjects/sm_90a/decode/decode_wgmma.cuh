@@ -169,11 +169,11 @@ __device__ __forceinline__ void load_q(const mla_decode_params& p, const mla_dec
     }
 }
 
-// Byte address of KV token j (the request's j-th token) of work w, or nullptr when its page
-// cannot be read: page-table index or page id out of range (flagged when `report`). Such a token
-// is never read; it counts as a masked key.
-template <bool KV8>
-__device__ __forceinline__ const char* kv_row(const mla_decode_params& p, const mla_dec::Work& w, int j, bool report) {
+// The page id holding token j (the request's j-th token) of work w: one load from the page table
+// (block_table row w.b, or the CSR indices from w.kvi_b), or -1 when the page-table index is out of
+// range (flagged when `report`). Split from the address (kv_row_on) so that a loader can issue this
+// load a tile ahead and not stall on it when it issues the tile's copies (PagePrefetch).
+__device__ __forceinline__ int kv_page(const mla_decode_params& p, const mla_dec::Work& w, int j, bool report) {
     const int pi = j >> p.page_size_log2;
     int page = -1;
     if (p.block_table_stride > 0) {
@@ -188,6 +188,14 @@ __device__ __forceinline__ const char* kv_row(const mla_decode_params& p, const 
         else if (p.error_flag && report)
             atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_INDEX);
     }
+    return page;
+}
+
+// Byte address of token j on page `page` (kv_page), or nullptr when the page id is outside the
+// cache (flagged when `report`; a negative id was flagged by kv_page). Such a token is never read;
+// it counts as a masked key.
+template <bool KV8>
+__device__ __forceinline__ const char* kv_row_on(const mla_decode_params& p, int page, int j, bool report) {
     if (page < 0 || page >= p.num_pages) {
         if (p.error_flag && report) atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_ID);
         return nullptr;
@@ -195,6 +203,27 @@ __device__ __forceinline__ const char* kv_row(const mla_decode_params& p, const 
     const int64_t tok = (int64_t)page * p.kv_stride_page + (int64_t)(j & ((1 << p.page_size_log2) - 1)) * kD;
     return static_cast<const char*>(p.kv) + tok * (KV8 ? 1 : 2);
 }
+
+// Byte address of KV token j of work w, or nullptr when its page cannot be read: page-table index
+// or page id out of range (flagged when `report`).
+template <bool KV8>
+__device__ __forceinline__ const char* kv_row(const mla_decode_params& p, const mla_dec::Work& w, int j, bool report) {
+    return kv_row_on<KV8>(p, kv_page(p, w, j, report), j, report);
+}
+
+// The page of one loader token of a later tile, looked up ahead (docs/kernels.md, "page
+// lookups a tile ahead"): fetch() issues the page-table load and returns at once, the value is
+// first used when that tile's copies are issued, so the load's latency is hidden behind the MMAs
+// of the tiles in between instead of stalling the warpgroup (a page-table read costs an L2 round
+// trip). `page` is -1 for a token past the work's end or a tile past n_tiles.
+struct PagePrefetch {
+    int page = -1;
+    __device__ __forceinline__ void fetch(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
+                                          int token, bool report) {
+        const int j = w.tok_begin + tile * kTN + token;
+        page = (tile < n_tiles && j < w.tok_end) ? kv_page(p, w, j, report) : -1;
+    }
+};
 
 // cp.async loads of one 64-token tile of work w into a ring slot by 64 TPT loader threads (lt = 0
 // .. 64 TPT - 1: token lt / TPT, 16-byte chunks lt % TPT + TPT k, k < K): bf16 KV into the
@@ -218,7 +247,20 @@ struct TileLoader {
         if (!active) return;
         const int ld_t = lt / TPT, ld_sub = lt % TPT;
         const int j = w.tok_begin + tile * kTN + ld_t;
-        const char* row = j < w.tok_end ? kv_row<KV8>(p, w, j, ld_sub == 0) : nullptr;
+        place(p, j < w.tok_end ? kv_row<KV8>(p, w, j, ld_sub == 0) : nullptr, slot, tok, lt);
+    }
+    // begin() with the page looked up ahead by pf.fetch(p, w, tile, n_tiles, lt / TPT, lt % TPT == 0)
+    __device__ __forceinline__ void begin(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
+                                          uint32_t slot, int* tok, int lt, const PagePrefetch& pf) {
+        active = tile < n_tiles;
+        if (!active) return;
+        const int ld_t = lt / TPT, ld_sub = lt % TPT;
+        const int j = w.tok_begin + tile * kTN + ld_t;
+        place(p, j < w.tok_end ? kv_row_on<KV8>(p, pf.page, j, ld_sub == 0) : nullptr, slot, tok, lt);
+    }
+    // the copies' source (row, or nothing for a masked token), destination and token flag
+    __device__ __forceinline__ void place(const mla_decode_params& p, const char* row, uint32_t slot, int* tok, int lt) {
+        const int ld_t = lt / TPT, ld_sub = lt % TPT;
         const bool ok = row != nullptr;
         src = ok ? row + 16 * ld_sub : static_cast<const char*>(p.kv);
         nb = ok ? 16 : 0;
@@ -251,6 +293,15 @@ __device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla
                                            uint32_t slot, int* tok, int lt) {
     TileLoader<KV8, TPT> ld;
     ld.begin(p, w, tile, n_tiles, slot, tok, lt);
+    ld.template part<0, TileLoader<KV8, TPT>::K>();
+    ld.commit();
+}
+// The same with the page looked up ahead (PagePrefetch).
+template <bool KV8, int TPT = 4>
+__device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
+                                           uint32_t slot, int* tok, int lt, const PagePrefetch& pf) {
+    TileLoader<KV8, TPT> ld;
+    ld.begin(p, w, tile, n_tiles, slot, tok, lt, pf);
     ld.template part<0, TileLoader<KV8, TPT>::K>();
     ld.commit();
 }
@@ -548,6 +599,9 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         };
 #pragma unroll
         for (int s = 0; s < C::STAGES - 1; ++s) issue(s);
+        // the page of the tile the loop issues next, looked up one tile ahead
+        PagePrefetch pf;
+        pf.fetch(p, w, C::STAGES - 1, n_tiles, tid >> 2, (tid & 3) == 0);
 
         // ---- per-thread state of the MMA warpgroups: columns (query rows) 8 j + 2 (lane & 3) + e ----
         float m_run[NI], l_run[NI], o[8][NR];
@@ -557,6 +611,12 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         const uint64_t dQ = sw128_desc(sbase + C::OFF_Q + wg * NQ * 128, 16, 1024);
         const int r0 = 16 * wl + (lane >> 2);  // this thread's output dims r0, r0 + 8 of a block
 
+        auto issue_ahead = [&](int tile) {  // tile's copies with pf's page; then the next tile's page
+            const int stage = tile % C::STAGES;
+            issue_tile<KV8>(p, w, tile, n_tiles, sbase + C::OFF_KV + stage * (KV8 ? kRaw8 : kTile), tokok + stage * kTN,
+                            tid, pf);
+            pf.fetch(p, w, tile + 1, n_tiles, tid >> 2, (tid & 3) == 0);
+        };
         for (int tile = 0; tile < n_tiles; ++tile) {
             const int stage = tile % C::STAGES;
             uint32_t kt_off;
@@ -564,11 +624,11 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             if constexpr (!KV8) {
                 fence_proxy_async();  // cp.async data (and Q) -> the MMA's async proxy
                 __syncthreads();      // (A) tile landed for all; the previous slot is free
-                issue(tile + C::STAGES - 1);
+                issue_ahead(tile + C::STAGES - 1);
                 kt_off = C::OFF_KV + stage * kTile;
             } else {
                 __syncthreads();  // (A) raw tile landed; the widened tile is free
-                issue(tile + C::STAGES - 1);
+                issue_ahead(tile + C::STAGES - 1);
                 widen_tile(smem + C::OFF_KV + stage * kRaw8, smem + C::OFF_KVB, tid);
                 fence_proxy_async();
                 __syncthreads();  // (A') widened tile visible to the MMAs
