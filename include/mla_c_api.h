@@ -505,10 +505,13 @@ typedef struct mla_metadata_params {
     int32_t flydsl_ps1;
     /* sm_90a, v1_2, heads folded (qk_batch_ratio r > 1, e.g. 128 heads = 2 x 64): 1 lays the
      * pseudo-requests out head group by head group (all requests' group 0, then group 1, ...)
-     * instead of aiter's request by request, so the r head groups of a request run at the same
-     * time on clusters c, c + C/r, ... and read its KV together (the second read can hit L2).
-     * The work items mean the same either way (docs/plan-layout.md); only their assignment to
-     * clusters differs. Host planner only for now: mla_plan_metadata_device and
+     * instead of aiter's request by request; when num_clusters C is a multiple of r, cluster
+     * c + g C/r gets group g of exactly the tiles cluster c gets of group 0, in the same order,
+     * so the r CTAs read the request's KV together and the L2 serves all but one read (H200,
+     * 128 heads, b = 128, s_k = 4096: 440 -> 390 us; docs/planner.md). The work items mean the
+     * same either way (docs/plan-layout.md); only their assignment to clusters differs.
+     * Recommended for folded heads on sm_90a (the mla tools' default). Host planner only for
+     * now: mla_plan_metadata_device and
      * mla_update_metadata return MLA_ERROR_UNSUPPORTED_SHAPE for it. 0 (default) = aiter's
      * order. MLA_ERROR_INVALID_ARGUMENT: not 0 / 1, or 1 on another arch or planner. */
     int32_t head_group_major;
