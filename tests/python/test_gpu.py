@@ -106,6 +106,9 @@ CASES = [
     ("fp8", "fp8", 96, [3, 3], 1, [100, 5000], True, 1.25, 0.8, None, False),
     ("bf16", "bf16", 8, [1], 64, [20000], True, None, None, 132, True),
     ("bf16", "fp8", 32, [2, 0, 2], 16, [50, 60, 0], True, None, 1.0, 16, False),
+    ("bf16", "bf16", 32, [1, 1, 1], 64, [3000, 17, 0], True, None, None, None, False),
+    ("bf16", "fp8", 16, [1, 1, 0, 1], 16, [900, 1, 50, 4097], False, None, 0.9, 24, True),
+    ("bf16", "fp8", 16, [2, 2], 1, [600, 33], True, None, 1.3, None, False),
 ]
 
 
