@@ -260,6 +260,21 @@ int main(int argc, char** argv) {
                     if (res.ok) covered_cp.insert({d, row_tile(s), lse});
                 }
     }
+    // A listed case's spec: dtype pair d, shape, page size; split cases (the plan must split a
+    // tile) have every request at kv_len, the others varied lengths and, with MTP, ragged qo.
+    auto listed_spec = [&](int d, int heads, int qlen, int batch, int kv_len, int ps, bool split) {
+        Spec s;
+        s.q_dtype = dts[d][0];
+        s.kv_dtype = dts[d][1];
+        s.heads = heads;
+        s.qlen = qlen;
+        s.batch = batch;
+        s.kv_len = kv_len;
+        s.varlen = !split;
+        s.page_size = ps;
+        s.ragged_q = qlen > 1 && !split;
+        return s;
+    };
     // fp32 out (mla_decode_args.out_dtype = MLA_DTYPE_FP32, what context-parallel ranks hand to
     // the merge): every dtype pair and row-tile family, a plan with split tiles (the reducer
     // writes fp32), 128 heads (folded, split), a round-robin shard; all in --quick too.
@@ -280,19 +295,10 @@ int main(int argc, char** argv) {
         };
         int fi = 0;
         for (const F& f : fs) {
-            Spec s;
-            s.q_dtype = dts[f.d][0];
-            s.kv_dtype = dts[f.d][1];
-            s.heads = f.heads;
-            s.qlen = f.qlen;
-            s.batch = f.batch;
-            s.kv_len = f.kv_len;
-            s.varlen = !f.split;  // split cases: every request long
-            s.page_size = f.ps;
+            Spec s = listed_spec(f.d, f.heads, f.qlen, f.batch, f.kv_len, f.ps, f.split);
             s.causal = f.causal;
             s.lse = f.lse;
             s.block_table = f.block_table;
-            s.ragged_q = f.qlen > 1 && !f.split;
             s.zero_kv_frac = fi == 1 ? 0.25 : 0;
             s.out_dtype = MLA_DTYPE_FP32;
             s.seed = 7000 + fi++;
@@ -323,17 +329,8 @@ int main(int argc, char** argv) {
         };
         int gi = 0;
         for (const G& g : gs) {
-            Spec s;
-            s.q_dtype = dts[g.d][0];
-            s.kv_dtype = dts[g.d][1];
-            s.heads = g.heads;
-            s.qlen = g.qlen;
-            s.batch = g.batch;
-            s.kv_len = g.kv_len;
-            s.varlen = !g.split;
-            s.page_size = g.ps;
+            Spec s = listed_spec(g.d, g.heads, g.qlen, g.batch, g.kv_len, g.ps, g.split);
             s.block_table = g.block_table;
-            s.ragged_q = g.qlen > 1 && !g.split;
             s.head_group_major = true;
             s.seed = 7100 + gi++;
             report(s, run_case(ctx, s, -1, g.split), "group-major ");
