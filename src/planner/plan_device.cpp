@@ -71,10 +71,11 @@ extern "C" MLA_API mla_status mla_plan_metadata_device(mla_context* ctx,
         MLA_CHECK_ARG(ctx->arch == route::arch_name(s.arch),
                       "params->arch is " << s.params.arch << " but the context's device is "
                                          << ctx->arch);
-        if (s.cfg.group_major)
+        if (s.cfg.group_major && s.cfg.num_clusters % s.cfg.ratio != 0)
             MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE,
-                     "head_group_major = 1: the device planner lays out aiter's order only; plan "
-                     "group-major on the host (mla_plan_metadata)");
+                     "head_group_major = 1 with " << s.cfg.num_clusters << " clusters, not a multiple of the "
+                     << s.cfg.ratio << " head groups: the device planner lays out the twin sections only "
+                        "(docs/planner.md); plan on the host (mla_plan_metadata) or use a multiple");
         plan::check_device_plan(s, qo_indptr, kv_indptr, kv_last_page_lens);
         const mla_metadata_buffers b = plan::check_buffers(s, buffers);
         const mla_meta_params p = plan::device_params(s, qo_indptr, kv_indptr, kv_last_page_lens, b);

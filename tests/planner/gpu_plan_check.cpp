@@ -111,11 +111,11 @@ bool one_case(mla_context* ctx, const mla_metadata_params& prm, const Batch& b, 
             size_t at = 0;
             while (back[i][at] == host[i][at]) ++at;
             std::fprintf(stderr,
-                         "case %d (B %d L %d H %d ps %d gran %d cap %d causal %d): %s differs at "
-                         "byte %zu (int32 %zu)\n",
+                         "case %d (B %d L %d H %d ps %d gran %d cap %d causal %d group-major %d): %s "
+                         "differs at byte %zu (int32 %zu)\n",
                          iter, prm.batch_size, prm.max_seqlen_qo, prm.num_heads, prm.page_size,
-                         prm.kv_granularity, prm.max_split_per_batch, prm.causal, kPlanBufferNames[i], at,
-                         at / 4);
+                         prm.kv_granularity, prm.max_split_per_batch, prm.causal, prm.head_group_major,
+                         kPlanBufferNames[i], at, at / 4);
             same = false;
         }
     }
@@ -140,7 +140,8 @@ int main() {
         std::fprintf(stderr, "gpu_plan: libcuda.so.1 unusable for streams / graphs\n");
         return 1;
     }
-    int failures = 0, cases = 0;
+    int failures = 0, cases = 0, group_major = 0;
+    std::mt19937 hg_rng(77);
     for (int iter = 0; iter < sweep; ++iter) {
         mla_metadata_params p = MLA_METADATA_PARAMS_INIT;
         p.arch = arch;
@@ -154,10 +155,26 @@ int main() {
         p.max_split_per_batch = rng() % 4 == 0 ? int(1 + rng() % 8) : -1;
         if (rng() % 3 == 0) p.kv_dtype = MLA_DTYPE_FP8_E4M3FN;
         const Batch b = random_batch(rng, p.batch_size, p.max_seqlen_qo, p.page_size, rng() % 2);
+        // Every other folded case also as a head-group-major plan (twin sections: the device
+        // planner takes them when the cluster count is a multiple of the head groups); its own
+        // random stream, so the cases above are those of earlier sweeps.
+        if (hg_rng() % 2 == 0) {
+            mla_metadata_params pg = p;
+            pg.head_group_major = 1;
+            mla_metadata_sizes z{};
+            z.struct_size = sizeof(z);
+            if (mla_metadata_info(&pg, &z) == MLA_SUCCESS && z.qk_batch_ratio > 1 &&
+                z.num_clusters % z.qk_batch_ratio == 0) {
+                ++cases;
+                ++group_major;
+                if (!one_case(ctx, pg, b, iter)) ++failures;
+            }
+        }
         ++cases;
         if (!one_case(ctx, p, b, iter)) ++failures;
     }
-    std::printf("gpu_plan: %d / %d random cases byte-identical\n", cases - failures, cases);
+    std::printf("gpu_plan: %d / %d random cases byte-identical (%d of them head-group-major)\n",
+                cases - failures, cases, group_major);
 
     // Device plan time for 1536 requests (qlen 1 and MTP 2, 16 and 128 heads): events around
     // 200 back-to-back launches, and around one replay of a graph of 200 captured plans.

@@ -424,9 +424,10 @@ TEST_CASE("device planner launch: symbol, grid, block, params (fake runtime)", "
         mla_metadata_buffers m = dev.buffers();
         const int before = fake_rt_launch_count();
         void* stream = reinterpret_cast<void*>(0x1234);
-        if (p.num_heads == 128) {  // head_group_major plans are host-only: refused, nothing launched
+        if (p.num_heads == 128) {  // head_group_major: the device planner needs C a multiple of r
             mla_metadata_params pg = p;
             pg.head_group_major = 1;
+            pg.num_clusters = 131;  // not a multiple of the 2 head groups: refused, nothing launched
             CHECK(mla_plan_metadata_device(ctx, &pg, static_cast<int32_t*>(dqo), static_cast<int32_t*>(dkv),
                                            static_cast<int32_t*>(dlast), &m, stream) == MLA_ERROR_UNSUPPORTED_SHAPE);
             CHECK(std::string(mla_last_error()).find("head_group_major") != std::string::npos);
@@ -464,6 +465,23 @@ TEST_CASE("device planner launch: symbol, grid, block, params (fake runtime)", "
         CHECK(dev.reduce_indptr == host.reduce_indptr);
         CHECK(dev.final_map == host.final_map);
         CHECK(dev.partial_map == host.partial_map);
+        if (p.num_heads == 128) {  // head_group_major with C = 132 (a multiple of r = 2): launched
+            mla_metadata_params pg = p;
+            pg.head_group_major = 1;
+            Plan hg = alloc_plan(pg), dg = alloc_plan(pg);
+            REQUIRE(run_plan(pg, b, hg) == MLA_SUCCESS);
+            mla_metadata_buffers mg = dg.buffers();
+            const int n0 = fake_rt_launch_count();
+            REQUIRE(mla_plan_metadata_device(ctx, &pg, static_cast<int32_t*>(dqo), static_cast<int32_t*>(dkv),
+                                             static_cast<int32_t*>(dlast), &mg, stream) == MLA_SUCCESS);
+            REQUIRE(fake_rt_launch_count() == n0 + 1);
+            mla_meta_params kg;
+            std::memcpy(&kg, fake_rt_launch(n0)->args, sizeof(kg));
+            CHECK(kg.cfg.group_major == 1);
+            CHECK(dg.work_indptr == hg.work_indptr);
+            CHECK(dg.work_info == hg.work_info);
+            CHECK(dg.reduce_indptr == hg.reduce_indptr);
+        }
         mla_device_free(ctx, dqo);
         mla_device_free(ctx, dkv);
         mla_device_free(ctx, dlast);

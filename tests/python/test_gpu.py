@@ -190,13 +190,16 @@ def test_decode_fp32_out_matches_torch_float64(q_dt, kv_dt, H, qlens, ps, kv_len
         assert plan.summary.num_split_tiles > 0  # the reducer wrote part of the fp32 out
 
 
-def test_device_planner_matches_host_planner():
+@pytest.mark.parametrize("group_major", [False, True])
+def test_device_planner_matches_host_planner(group_major):
     torch = _torch()
     p = make_problem([3000, 17, 0, 640], [1, 1, 1, 1], 128, 1, "bf16", "bf16")
-    host = libmla.plan_metadata(p["qo"], p["kvi"], p["last"], 128, arch="sm_90a")
+    host = libmla.plan_metadata(p["qo"], p["kvi"], p["last"], 128, arch="sm_90a",
+                                head_group_major=group_major)
     dp = libmla.plan_metadata_device(torch.from_numpy(p["qo"]).cuda(),
                                      torch.from_numpy(p["kvi"]).cuda(),
-                                     torch.from_numpy(p["last"]).cuda(), 128, max_seqlen_qo=1)
+                                     torch.from_numpy(p["last"]).cuda(), 128, max_seqlen_qo=1,
+                                     head_group_major=group_major)
     got = dp.to_host()
     for name in ("work_indptr", "reduce_indptr", "reduce_final_map"):
         np.testing.assert_array_equal(got[name], getattr(host, name), err_msg=name)

@@ -154,8 +154,8 @@ def plan_metadata(qo_indptr, kv_indptr, kv_last_page_lens, num_heads, *, arch, n
     (pages), kv_last_page_lens [B] (1..page_size). Returns a Plan (NumPy buffers,
     work_metadata holding the host addresses of work_indptr / work_info_set).
     head_group_major (sm_90a v1_2, folded heads): lay the head groups out group by group so a
-    request's groups read its KV at the same time (mla_metadata_params.head_group_major; host
-    planner only).
+    request's groups read its KV at the same time (mla_metadata_params.head_group_major; the
+    device planner takes it when num_clusters is a multiple of the head groups).
     Raises TypeError / ValueError for bad arrays (before the C call), MlaInvalidArgument,
     MlaUnsupported (the head plan rejects the shape)."""
     qo, kv, last = host_indptrs(qo_indptr, kv_indptr, kv_last_page_lens)

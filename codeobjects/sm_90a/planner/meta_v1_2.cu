@@ -16,6 +16,13 @@
 //   4. per cluster: work counts, fragment counts and partial rows, one block scan of three ->
 //      work_indptr, reduce / partial bases; boundary clusters write their own fragments
 //   5. per request: the unsplit work or fragment 0 of each of its tiles, reduce and final maps
+// Head-group-major plans (cfg.group_major, C a multiple of the group count r; the host planner's
+// twin sections, src/planner/plan_v1_2.cpp): every head group's section is the same plan over
+// C / r clusters, shifted by whole sections. The skeleton (phases 1-4) is computed once, for
+// group 0's units (each request's first ntiles tiles) on C / r clusters with num_splits / r;
+// phases 4 and 5 write it r times: group g's works, tiles, reduce entries and partial rows
+// follow group g - 1's, its clusters are c + g C / r, and its work rows are those of tile
+// g ntiles + j of the request (make_work).
 #include "meta_params.h"
 #include "../../../src/planner/v1_2_core.h"
 
@@ -59,7 +66,8 @@ __device__ __forceinline__ void chain_barrier() {
 
 // Cost (positions) and tiles of one request, as req_cost / req_tiles of make_req, without the
 // fields the scan does not need. maxpages = 0x3fffffff / page_size (make_req's clamp).
-__device__ __forceinline__ void cost_tiles(const mla_v12_config& c, int32_t maxpages, int32_t qo0,
+// gpu: head groups per unit (r in aiter's order, 1 in the sections of a head-group-major plan).
+__device__ __forceinline__ void cost_tiles(const mla_v12_config& c, int32_t gpu, int32_t maxpages, int32_t qo0,
                                            int32_t qo1, int32_t kv0, int32_t kv1, int64_t* cost,
                                            int32_t* tiles) {
     const int32_t qlen = min32(max32(qo1 - qo0, 0), c.max_seqlen_qo);
@@ -67,7 +75,7 @@ __device__ __forceinline__ void cost_tiles(const mla_v12_config& c, int32_t maxp
     qo_tiles(c, qlen, &nt, &ts);
     const int32_t pages = min32(max32(kv1 - kv0, 0), maxpages);
     const int32_t blocks = (pages + c.pages_per_block - 1) >> c.block_shift;
-    *tiles = c.ratio * nt;
+    *tiles = gpu * nt;
     *cost = (int64_t)(*tiles) * (blocks + c.overhead);
 }
 
@@ -89,7 +97,13 @@ __device__ __forceinline__ void cost_tiles(const mla_v12_config& c, int32_t maxp
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
     mla_meta_v1_2(const __grid_constant__ mla_meta_params p) {
     const mla_v12_config& c = p.cfg;
-    const int32_t B = c.num_batches, C = c.num_clusters;
+    const int32_t B = c.num_batches, CA = c.num_clusters;
+    // Sections (head-group-major, file comment): NS copies of the plan of one section over C
+    // clusters, whose units are GPU head groups of a request.
+    const int32_t NS = (c.group_major && c.ratio > 1 && CA % c.ratio == 0) ? c.ratio : 1;
+    const int32_t C = CA / NS, GPU = NS > 1 ? 1 : c.ratio;
+    mla_v12_config cc = c;  // the section's split count (cluster_stride)
+    cc.num_splits = max32(1, c.num_splits / NS);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int cta = blockIdx.x, ncta = gridDim.x;
 #ifdef MLA_META_PROFILE
@@ -144,7 +158,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     for (int32_t b = b_lo; b < b_hi; ++b) {
         int64_t cost;
         int32_t tiles;
-        cost_tiles(c, maxpages, QO[b], QO[b + 1], KV[b], KV[b + 1], &cost, &tiles);
+        cost_tiles(c, GPU, maxpages, QO[b], QO[b + 1], KV[b], KV[b + 1], &cost, &tiles);
         R[b] = cost;
         TR[b] = tiles;
         my_cost += cost;
@@ -164,7 +178,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             SCR[lane] = wa;
             SCR[32 + lane] = wb;
             if (lane == 31) {  // the totals, the cluster stride and the bucket count
-                const int64_t w = cluster_stride(c, wa);
+                const int64_t w = cluster_stride(cc, wa);
                 M64[0] = wa;
                 M64[1] = w;
                 M32[0] = (int32_t)wb;
@@ -364,7 +378,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         const int32_t wi = (warp ? S32[warp - 1] : 0) + i0 - cnt;
         const int32_t ered = (warp ? S32[32 + warp - 1] : 0) + i1 - vred;
         const int32_t epart = (warp ? S32[64 + warp - 1] : 0) + i2 - vpart;
-        const int32_t num_works = S32[31], tot_red = S32[63];
+        // one section's totals: works, reduce entries, partial rows (section g adds g times each)
+        const int32_t num_works = S32[31], tot_red = S32[63], tot_part = S32[95];
         if (cl < C) {
             WI[cl] = wi;
             ERED[cl] = ered;
@@ -374,15 +389,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             WI[C] = num_works;
             ERED[C] = tot_red;
         }
-        if (cta == 0)  // i < C only on the first pass (C <= kThreads), where i == cl
-            for (int32_t i = tid; i < p.work_indptr_len; i += kThreads)
-                p.work_indptr[i] = i < C ? wi : num_works;
-        // Padding of reduce_indptr past the plan, and its first entry.
-        for (int32_t i = num_tiles + 1 + cta * kThreads + tid; i < p.reduce_indptr_len;
+        // Padding of reduce_indptr past the plan, and its first entry (work_indptr: phase 5).
+        for (int32_t i = NS * num_tiles + 1 + cta * kThreads + tid; i < p.reduce_indptr_len;
              i += ncta * kThreads)
-            p.reduce_indptr[i] = tot_red;
+            p.reduce_indptr[i] = NS * tot_red;
         if (cta == 0 && tid == 0 && p.reduce_indptr_len > 0) p.reduce_indptr[0] = 0;
-        // The fragment that starts at this boundary (fragment >= 1 of its tile).
+        // The fragment that starts at this boundary (fragment >= 1 of its tile), in every section.
         if (bnd && cl % ncta == cta) {
             const int32_t b = XB[cl], t = TB[cl] - 1;
             const int32_t qo0 = QO[b], kv0 = KV[b], last = LS[b];
@@ -395,14 +407,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             const Out o{p.work_info_set,      p.work_info_set_rows, p.reduce_indptr,
                         p.reduce_indptr_len,  p.reduce_final_map,   p.reduce_final_map_rows,
                         p.reduce_partial_map, p.reduce_partial_map_len};
-            make_work(c, q, b, j, qo0, kv0, last, j0, j1, part, w);
-            put_work(o, wi, w);
-            if (slot < p.reduce_partial_map_len) p.reduce_partial_map[slot] = part;
-            if (end && t + 1 < p.reduce_indptr_len) p.reduce_indptr[t + 1] = ered + vred;
+            for (int32_t g = 0; g < NS; ++g) {
+                const int32_t pg = part + g * tot_part, sg = slot + g * tot_red, tg = t + g * num_tiles;
+                make_work(c, q, b, j + g * q.ntiles, qo0, kv0, last, j0, j1, pg, w);
+                put_work(o, wi + g * num_works, w);
+                if (sg < p.reduce_partial_map_len) p.reduce_partial_map[sg] = pg;
+                if (end && tg + 1 < p.reduce_indptr_len) p.reduce_indptr[tg + 1] = ered + vred + g * tot_red;
+            }
         }
     }
     __syncthreads();
     MLA_META_MARK(5);
+    const int32_t sec_works = WI[C], sec_red = ERED[C];  // one section's totals
+    const int32_t sec_part = S32[95];
+    if (cta == 0)  // cluster g C + k of section g: section 0's entry k plus g sections of works
+        for (int32_t i = tid; i < p.work_indptr_len; i += kThreads)
+            p.work_indptr[i] = i < CA ? (i / C) * sec_works + WI[i % C] : NS * sec_works;
 
     // ---- 5. per request (this CTA's share): fragment 0 or the whole work of each tile -------
     const Out out{p.work_info_set,      p.work_info_set_rows, p.reduce_indptr,
@@ -413,7 +433,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     for (int32_t b = cta * per + tid; b < r_end; b += kThreads) {
         const int32_t qo0 = QO[b], kv0 = KV[b], last = LS[b];
         const Req q = make_req(c, qo0, QO[b + 1], kv0, KV[b + 1], last);
-        const int32_t nt = req_tiles(c, q);
+        const int32_t nt = GPU * q.ntiles;  // the unit's tiles (req_tiles in aiter's order)
         if (nt == 0) continue;
         const int32_t t0 = TR[b], cost = tile_cost(c, q);
         const int64_t rb = R[b];
@@ -428,21 +448,24 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             }
             const int32_t first_work = WI[c0] + IN[c0] + (t - TB[c0]);
             const bool split = IN[c0 + 1] && TB[c0 + 1] - 1 == t;
-            int32_t w[8];
-            if (!split) {
-                make_work(c, q, b, j, qo0, kv0, last, 0, -1, -1, w);
-                put_work(out, first_work, w);
-                if (t + 1 < out.reduce_indptr_len) out.reduce_indptr[t + 1] = ERED[c0 + 1];
-            } else {
-                const int64_t s = rb + (int64_t)j * cost;
-                const int32_t part = EPART[c0 + 1], slot = ERED[c0 + 1];
-                make_work(c, q, b, j, qo0, kv0, last, 0, (int32_t)(X[c0 + 1] - s), part, w);
-                put_work(out, first_work, w);
-                if (slot < out.partial_len) out.partial_map[slot] = part;
-            }
-            if (t < out.final_rows) {
-                out.final_map[2 * t] = w[2];
-                out.final_map[2 * t + 1] = w[3];
+            for (int32_t g = 0; g < NS; ++g) {  // the tile in every section
+                const int32_t tg = t + g * num_tiles, jg = j + g * q.ntiles, wg = first_work + g * sec_works;
+                int32_t w[8];
+                if (!split) {
+                    make_work(c, q, b, jg, qo0, kv0, last, 0, -1, -1, w);
+                    put_work(out, wg, w);
+                    if (tg + 1 < out.reduce_indptr_len) out.reduce_indptr[tg + 1] = ERED[c0 + 1] + g * sec_red;
+                } else {
+                    const int64_t s = rb + (int64_t)j * cost;
+                    const int32_t part = EPART[c0 + 1] + g * sec_part, slot = ERED[c0 + 1] + g * sec_red;
+                    make_work(c, q, b, jg, qo0, kv0, last, 0, (int32_t)(X[c0 + 1] - s), part, w);
+                    put_work(out, wg, w);
+                    if (slot < out.partial_len) out.partial_map[slot] = part;
+                }
+                if (tg < out.final_rows) {
+                    out.final_map[2 * tg] = w[2];
+                    out.final_map[2 * tg + 1] = w[3];
+                }
             }
         }
     }
