@@ -20,8 +20,8 @@
 //   two adjacent tokens are paired with prmt and widened with one cvt per f16x2 register.
 // Ping-pong: warpgroup g runs tiles g, g + 2, ... with its own O^T, m, l; the two merge at the end
 // (pp_epilogue). Loads: a ring of kSlots raw fp8 tiles shared by both warpgroups, one bulk copy
-// (cp.async.bulk, 576 bytes) per token row completing on the slot's mbarrier; the warpgroup that
-// finishes tile t refills its slot with tile t + kSlots (for the other warpgroup), so up to
+// (cp.async.bulk) per run of the tile's rows on one page, completing on the slot's mbarrier; the
+// warpgroup that finishes tile t refills its slot with tile t + kSlots (for the other warpgroup), so up to
 // kSlots - 1 tiles are in flight with no producer warp and no cross-warpgroup barrier.
 // fp8 arithmetic: e4m3 products are exact, but Hopper's fp8 wgmma adds them with fewer mantissa
 // bits than fp32 (the LSE differs from an fp32 sum by up to ~1e-4 where Q.K cancels; the test
