@@ -506,14 +506,17 @@ typedef struct mla_metadata_params {
     /* sm_90a, v1_2, heads folded (qk_batch_ratio r > 1, e.g. 128 heads = 2 x 64): 1 lays the
      * pseudo-requests out head group by head group (all requests' group 0, then group 1, ...)
      * instead of aiter's request by request; when num_clusters C is a multiple of r, cluster
-     * c + g C/r gets group g of exactly the tiles cluster c gets of group 0, in the same order,
+     * c + g C/r gets group g of exactly the tiles cluster c gets of group 0, in the same order
+     * (and when every request has the same n > 1 qo tiles, e.g. uniform MTP at 64 heads, and C
+     * is a multiple of r n: one such section per tile, so the r n tiles of a request are twins),
      * so the r CTAs read the request's KV together and the L2 serves all but one read (H200,
      * 128 heads, b = 128, s_k = 4096: 440 -> 390 us; docs/planner.md). The work items mean the
      * same either way (docs/plan-layout.md); only their assignment to clusters differs.
-     * Recommended for folded heads on sm_90a (the mla tools' default). mla_plan_metadata_device
-     * writes the same bytes when C is a multiple of r and returns MLA_ERROR_UNSUPPORTED_SHAPE
-     * otherwise; mla_update_metadata returns MLA_ERROR_UNSUPPORTED_SHAPE for it. 0 (default) =
-     * aiter's order. MLA_ERROR_INVALID_ARGUMENT: not 0 / 1, or 1 on another arch or planner. */
+     * Recommended on sm_90a (the mla tools' default). mla_plan_metadata_device writes the same
+     * bytes when C is a multiple of r and max_seqlen_qo fits one qo tile, and returns
+     * MLA_ERROR_UNSUPPORTED_SHAPE otherwise (the qo-tile sections are host-only);
+     * mla_update_metadata returns MLA_ERROR_UNSUPPORTED_SHAPE for it. 0 (default) = aiter's
+     * order. MLA_ERROR_INVALID_ARGUMENT: not 0 / 1, or 1 on another arch or planner. */
     int32_t head_group_major;
 } mla_metadata_params;
 #define MLA_METADATA_PARAMS_INIT                                                               \
@@ -589,7 +592,8 @@ MLA_API mla_status mla_plan_metadata(const mla_metadata_params* params, const in
  * qo_indptr / kv_indptr / kv_last_page_lens, with no host synchronisation and no allocation (CUDA
  * graph capturable). sm_90a only (table `mla_meta`). Errors: INVALID_ARGUMENT, BUFFER_TOO_SMALL,
  * UNSUPPORTED_SHAPE (as the host planner, checked on the host from params; also
- * head_group_major = 1 with num_clusters not a multiple of the head groups), NO_KERNEL,
+ * head_group_major = 1 with num_clusters not a multiple of the head groups or with more than one
+ * qo tile per request at max_seqlen_qo), NO_KERNEL,
  * CODE_OBJECT, LAUNCH. */
 MLA_API mla_status mla_plan_metadata_device(mla_context* ctx, const mla_metadata_params* params,
                                             const int32_t* qo_indptr, const int32_t* kv_indptr,

@@ -8,6 +8,7 @@
 #include "context/context.h"
 #include "context/struct_io.h"
 #include "planner/planner.h"
+#include "planner/v1_2_core.h"
 
 namespace mla::plan {
 
@@ -71,11 +72,21 @@ extern "C" MLA_API mla_status mla_plan_metadata_device(mla_context* ctx,
         MLA_CHECK_ARG(ctx->arch == route::arch_name(s.arch),
                       "params->arch is " << s.params.arch << " but the context's device is "
                                          << ctx->arch);
-        if (s.cfg.group_major && s.cfg.num_clusters % s.cfg.ratio != 0)
-            MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE,
-                     "head_group_major = 1 with " << s.cfg.num_clusters << " clusters, not a multiple of the "
-                     << s.cfg.ratio << " head groups: the device planner lays out the twin sections only "
-                        "(docs/planner.md); plan on the host (mla_plan_metadata) or use a multiple");
+        if (s.cfg.group_major) {
+            int32_t nt = 0, ts = 0;
+            mla_v12::qo_tiles(s.cfg, s.cfg.max_seqlen_qo, &nt, &ts);
+            if (nt > 1)
+                MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE,
+                         "head_group_major = 1 with max_seqlen_qo " << s.cfg.max_seqlen_qo << " ("
+                         << nt << " qo tiles per request): the device planner lays out head-group "
+                            "sections only, the qo-tile sections are host-only (docs/planner.md); plan "
+                            "on the host (mla_plan_metadata)");
+            if (s.cfg.num_clusters % s.cfg.ratio != 0)
+                MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE,
+                         "head_group_major = 1 with " << s.cfg.num_clusters << " clusters, not a multiple of the "
+                         << s.cfg.ratio << " head groups: the device planner lays out the twin sections only "
+                            "(docs/planner.md); plan on the host (mla_plan_metadata) or use a multiple");
+        }
         plan::check_device_plan(s, qo_indptr, kv_indptr, kv_last_page_lens);
         const mla_metadata_buffers b = plan::check_buffers(s, buffers);
         const mla_meta_params p = plan::device_params(s, qo_indptr, kv_indptr, kv_last_page_lens, b);

@@ -22,16 +22,26 @@ void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32_t*
     // unit u = g * B + b holds the ntiles tiles of pseudo-request (b, g). A unit's tiles are
     // tiles j0 .. j0 + nt - 1 of its request (fill_tile's numbering), so the work rows mean the
     // same in both orders.
+    // Tile sections (group-major, every request with tiles has the same n > 1 qo tiles, e.g. MTP
+    // with 64 heads, and C a multiple of r n): unit u = s B + b is tile s of request b (s = g n +
+    // i: tile i of head group g), so the r n tiles of a request, which all read its KV, become r n
+    // twin sections like the head groups below.
     const bool gm = c.group_major != 0;
-    const int32_t U = gm ? B * c.ratio : B;
-    auto unit_req = [&](int32_t u) { return gm ? u % B : u; };
-
-    // Phase 1: per request its derived quantities; per unit its first position R[u] and first
-    // global tile TR[u].
     std::vector<mla_v12::Req> req(B);
     for (int32_t b = 0; b < B; ++b) req[b] = mla_v12::make_req(c, qo[b], qo[b + 1], kv[b], kv[b + 1], last[b]);
-    auto unit_tiles = [&](int32_t u) { return gm ? req[unit_req(u)].ntiles : mla_v12::req_tiles(c, req[u]); };
-    auto unit_j0 = [&](int32_t u) { return gm ? (u / B) * req[unit_req(u)].ntiles : 0; };
+    int32_t nu = 0;  // the common tile count of the requests with tiles; -1 when they differ
+    for (int32_t b = 0; gm && b < B && nu >= 0; ++b)
+        if (req[b].ntiles) nu = nu == 0 ? req[b].ntiles : (nu == req[b].ntiles ? nu : -1);
+    const bool ts = gm && nu > 1 && C % (c.ratio * nu) == 0;
+    const int32_t U = ts ? B * c.ratio * nu : (gm ? B * c.ratio : B);
+    auto unit_req = [&](int32_t u) { return gm ? u % B : u; };
+
+    // Phase 1: per unit its first position R[u] and first global tile TR[u].
+    auto unit_tiles = [&](int32_t u) {
+        const mla_v12::Req& q = req[unit_req(u)];
+        return ts ? (q.ntiles ? 1 : 0) : (gm ? q.ntiles : mla_v12::req_tiles(c, q));
+    };
+    auto unit_j0 = [&](int32_t u) { return ts ? u / B : (gm ? (u / B) * req[unit_req(u)].ntiles : 0); };
     std::vector<int64_t> R(U + 1);
     std::vector<int32_t> TR(U + 1);
     R[0] = 0;
@@ -51,14 +61,15 @@ void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32_t*
 
     // Phase 2: the cluster chain x[c+1] = snap(x[c] + W); the last cluster takes the rest.
     // Group-major with C a multiple of r: one chain per head group over C / r clusters (group g's
-    // units on clusters g C / r ..), each with the group's own W, so cluster c + g C / r gets
+    // units on clusters g C / r ..; with tile sections one per tile of the requests), each with
+    // the section's own W, so cluster c + g C / r gets
     // exactly the tiles of group g that cluster c gets of group 0, at the same point of its work
     // list: the r CTAs stream the same KV at the same time and the L2 serves all but the first
     // (one chain over all groups drifts by up to a unit between the halves: no L2 reuse at all,
     // docs/performance.md).
     std::vector<int64_t> x(C + 1);
     std::vector<int32_t> xb(C + 1);
-    const int32_t S = (gm && C % c.ratio == 0) ? c.ratio : 1, Cs = C / S;
+    const int32_t S = ts ? c.ratio * nu : ((gm && c.ratio > 1 && C % c.ratio == 0) ? c.ratio : 1), Cs = C / S;
     mla_v12_config cs = c;
     cs.num_splits = std::max(1, c.num_splits / S);
     for (int32_t sec = 0; sec < S; ++sec) {

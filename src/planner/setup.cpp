@@ -160,7 +160,10 @@ Setup resolve(const mla_metadata_params& p) {
     if (p.head_group_major) {
         MLA_CHECK_ARG(s.arch == route::Arch::sm90a && s.planner == MLA_PLANNER_V1_2,
                       "head_group_major = 1 is for the sm_90a v1_2 planner (arch " << p.arch << ")");
-        c.group_major = c.ratio > 1 ? 1 : 0;  // one head group: the two orders are the same
+        // one head group and one qo tile per request: the orders are the same
+        int32_t nt = 0, ts = 0;
+        mla_v12::qo_tiles(c, p.max_seqlen_qo, &nt, &ts);
+        c.group_major = (c.ratio > 1 || nt > 1) ? 1 : 0;
     }
     s.max_tile_tokens = 1;
     for (int l = 1; l <= p.max_seqlen_qo; ++l) {

@@ -335,6 +335,14 @@ int main(int argc, char** argv) {
             s.seed = 7100 + gi++;
             report(s, run_case(ctx, s, -1, g.split), "group-major ");
         }
+        // uniform MTP: qo-tile sections (64 heads x 2 tiles; 128 heads x 2 groups x 3 tiles)
+        for (const int h : {64, 128}) {
+            Spec s = listed_spec(h == 64 ? 0 : 2, h, h == 64 ? 2 : 3, 5, 2500, 16, false);
+            s.ragged_q = false;
+            s.head_group_major = true;
+            s.seed = 7200 + h;
+            report(s, run_case(ctx, s), "group-major qo-tile sections ");
+        }
     }
     {  // a page id outside the cache: never read, flagged
         Spec s;

@@ -155,19 +155,23 @@ int main() {
         p.max_split_per_batch = rng() % 4 == 0 ? int(1 + rng() % 8) : -1;
         if (rng() % 3 == 0) p.kv_dtype = MLA_DTYPE_FP8_E4M3FN;
         const Batch b = random_batch(rng, p.batch_size, p.max_seqlen_qo, p.page_size, rng() % 2);
-        // Every other folded case also as a head-group-major plan (twin sections: the device
-        // planner takes them when the cluster count is a multiple of the head groups); its own
-        // random stream, so the cases above are those of earlier sweeps.
+        // Every other case also as a 128-head, qlen-1 head-group-major plan (twin head-group
+        // sections: the device planner takes them when the cluster count is a multiple of the 2
+        // groups; qo-tile sections are host-only) on its own batch; its own random stream, so the
+        // cases above are those of earlier sweeps.
         if (hg_rng() % 2 == 0) {
             mla_metadata_params pg = p;
             pg.head_group_major = 1;
+            pg.num_heads = 128;
+            pg.max_seqlen_qo = 1;
+            const Batch bg = random_batch(hg_rng, pg.batch_size, 1, pg.page_size, hg_rng() % 2);
             mla_metadata_sizes z{};
             z.struct_size = sizeof(z);
             if (mla_metadata_info(&pg, &z) == MLA_SUCCESS && z.qk_batch_ratio > 1 &&
                 z.num_clusters % z.qk_batch_ratio == 0) {
                 ++cases;
                 ++group_major;
-                if (!one_case(ctx, pg, b, iter)) ++failures;
+                if (!one_case(ctx, pg, bg, iter)) ++failures;
             }
         }
         ++cases;

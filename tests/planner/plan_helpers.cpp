@@ -111,6 +111,20 @@ struct TileRef {
     int32_t b, g, i, n, tsize, qo_start, qo_end;
 };
 
+// head_group_major's qo-tile sections: n when every request with tiles has the same n > 1 tiles
+// and C is a multiple of r n (docs/planner.md), else 0.
+int32_t tile_sections(const Geo& geo, const Batch& bt) {
+    if (!geo.group_major) return 0;
+    int32_t n = 0;
+    for (int32_t b = 0; b < bt.B(); ++b) {
+        const int32_t nt = tiles_of(geo, bt.qo[b + 1] - bt.qo[b]).first;
+        if (nt == 0) continue;
+        if (n == 0) n = nt;
+        else if (n != nt) return 0;
+    }
+    return n > 1 && geo.C % (geo.r * n) == 0 ? n : 0;
+}
+
 // Every qo tile in the plan's global order: request by request (aiter), or with
 // head_group_major head group by head group (all requests' group 0, then group 1, ...).
 std::vector<TileRef> tiles_list(const Geo& geo, const Batch& bt) {
@@ -124,7 +138,19 @@ std::vector<TileRef> tiles_list(const Geo& geo, const Batch& bt) {
                          std::min(base + (i + 1) * nt.second, base + L)});
         }
     };
-    if (geo.group_major)
+    const int32_t n = tile_sections(geo, bt);
+    if (n > 1) {  // tile sections: tile i of group g of every request, then the next (i, g)
+        for (int32_t g = 0; g < geo.r; ++g)
+            for (int32_t i = 0; i < n; ++i)
+                for (int32_t b = 0; b < bt.B(); ++b) {
+                    const int32_t L = bt.qo[b + 1] - bt.qo[b];
+                    const auto nt = tiles_of(geo, L);
+                    if (nt.first == 0) continue;
+                    const int32_t base = bt.qo[b] * geo.r + g * L;
+                    v.push_back({b, g, i, nt.first, nt.second, base + i * nt.second,
+                                 std::min(base + (i + 1) * nt.second, base + L)});
+                }
+    } else if (geo.group_major)
         for (int32_t g = 0; g < geo.r; ++g)
             for (int32_t b = 0; b < bt.B(); ++b) add(b, g);
     else
@@ -140,6 +166,10 @@ int64_t tokens_of(const mla_metadata_params& p, const Batch& bt, int32_t b) {
 
 }  // namespace
 
+int32_t tile_sections_of(const mla_metadata_params& p, const Batch& b) {
+    return tile_sections(geo_of(p), b);
+}
+
 void serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& plan) {
     const Geo geo = geo_of(p);
     const std::vector<TileRef> tiles = tiles_list(geo, bt);
@@ -151,7 +181,9 @@ void serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& plan)
     auto blocks = [&](int32_t b) { return (bt.kv[b + 1] - bt.kv[b] + gran - 1) / gran; };
     // Sections: group-major with C a multiple of r walks each head group's tiles over its own C / r
     // clusters (the twin layout: cluster c + g C / r mirrors cluster c); otherwise one section.
-    const int32_t S = (geo.group_major && C % geo.r == 0) ? geo.r : 1, Cs = C / S, Ts = T / S;
+    const int32_t tsec = tile_sections(geo, bt);
+    const int32_t S = tsec ? geo.r * tsec : ((geo.group_major && C % geo.r == 0) ? geo.r : 1);
+    const int32_t Cs = C / S, Ts = T / S;
     auto payload_of = [&](int32_t sec) {
         int64_t sum = 0;
         for (int32_t i = sec * Ts; i < (sec + 1) * Ts; ++i) sum += blocks(tiles[i].b) + o;

@@ -39,6 +39,10 @@ mla_status run_plan(const mla_metadata_params& p, const Batch& b, Plan& plan,
                     mla_plan_summary* summary = nullptr);
 
 // The serial v1_2 walk (aiter §4.4, one cluster after another), into `plan`.
+// head_group_major's qo-tile sections for these params and batch: the common tile count n of the
+// requests when the planner lays tiles out in r n twin sections (docs/planner.md), else 0.
+int32_t tile_sections_of(const mla_metadata_params& p, const Batch& b);
+
 void serial_walk_v1_2(const mla_metadata_params& p, const Batch& b, Plan& plan);
 
 // Checks every plan invariant of docs/plan-layout.md; returns "" or the first violation.

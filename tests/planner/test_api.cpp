@@ -465,7 +465,17 @@ TEST_CASE("device planner launch: symbol, grid, block, params (fake runtime)", "
         CHECK(dev.reduce_indptr == host.reduce_indptr);
         CHECK(dev.final_map == host.final_map);
         CHECK(dev.partial_map == host.partial_map);
-        if (p.num_heads == 128) {  // head_group_major with C = 132 (a multiple of r = 2): launched
+        if (p.num_heads == 128 && p.max_seqlen_qo > 1) {  // MTP: qo-tile sections are host-only
+            mla_metadata_params pg = p;
+            pg.head_group_major = 1;
+            mla_metadata_buffers mg = dev.buffers();
+            const int n0 = fake_rt_launch_count();
+            CHECK(mla_plan_metadata_device(ctx, &pg, static_cast<int32_t*>(dqo), static_cast<int32_t*>(dkv),
+                                           static_cast<int32_t*>(dlast), &mg, stream) == MLA_ERROR_UNSUPPORTED_SHAPE);
+            CHECK(std::string(mla_last_error()).find("qo tiles") != std::string::npos);
+            CHECK(fake_rt_launch_count() == n0);
+        }
+        if (p.num_heads == 128 && p.max_seqlen_qo == 1) {  // head_group_major, C = 132 = 66 r: launched
             mla_metadata_params pg = p;
             pg.head_group_major = 1;
             Plan hg = alloc_plan(pg), dg = alloc_plan(pg);

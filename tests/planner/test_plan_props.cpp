@@ -97,7 +97,7 @@ TEST_CASE("v1_2 head-group-major plans equal the serial walk over the group-majo
     // correct (test_reference). Unfolded shapes give the aiter order unchanged.
     std::mt19937 rng(20261130);
     const int kPageSizes[] = {1, 16, 64};
-    int checked = 0, folded = 0;
+    int checked = 0, folded = 0, tile_sec = 0;
     for (int iter = 0; iter < 600; ++iter) {
         const int ps = kPageSizes[rng() % 3];
         const int L = 1 + int(rng() % 4);
@@ -122,8 +122,9 @@ TEST_CASE("v1_2 head-group-major plans equal the serial walk over the group-majo
         mla_metadata_params pa = p;
         pa.head_group_major = 0;
         REQUIRE(run_plan(pa, b, aiter) == MLA_SUCCESS);
-        if (z.qk_batch_ratio == 1) {
-            REQUIRE(got.work_info == aiter.work_info);  // one head group: the same order
+        if (tile_sections_of(p, b) > 0) ++tile_sec;
+        if (z.qk_batch_ratio == 1 && tile_sections_of(p, b) == 0) {
+            REQUIRE(got.work_info == aiter.work_info);  // one head group, no tile sections: the same order
         } else {
             ++folded;
         }
@@ -131,6 +132,7 @@ TEST_CASE("v1_2 head-group-major plans equal the serial walk over the group-majo
     }
     CHECK(checked > 400);
     CHECK(folded > 300);
+    CHECK(tile_sec > 30);
 }
 
 TEST_CASE("v1_2 head-group-major: cluster c + C/2 runs group 1 of exactly cluster c's tiles",
@@ -175,6 +177,52 @@ TEST_CASE("v1_2 head-group-major: cluster c + C/2 runs group 1 of exactly cluste
             }
         }
         CHECK(twins * 2 == plan.work_indptr[C]);
+    }
+}
+
+TEST_CASE("v1_2 head-group-major, MTP: the qo tiles of a request run as twins C / (r n) apart",
+          "[planner][props]") {
+    // 64 heads x qlen 2 (one head group, 2 qo tiles per request) and 128 heads x qlen 2 (2 groups x
+    // 2 tiles): section s = g n + i holds tile i of group g of every request, on clusters s C/S ..;
+    // cluster c + s C/S's works are cluster c's with tile s for tile 0 (same pages, same splits).
+    // A ragged batch (tile counts differ) keeps the head-group sections only.
+    for (const int H : {64, 128}) {
+        std::vector<int32_t> q(128, 2);
+        std::vector<int64_t> n(128, 4096);
+        for (int i = 0; i < 128; ++i) n[size_t(i)] = 1 + (i * 7919) % 9000;
+        const Batch b = make_batch(q, n, 64);
+        mla_metadata_params p = params_for("sm_90a", 128, 2, H, 64, 16, 0, -1, 1, MLA_DTYPE_BF16,
+                                           MLA_DTYPE_BF16);
+        p.head_group_major = 1;
+        REQUIRE(tile_sections_of(p, b) == 2);
+        Plan plan = alloc_plan(p);
+        REQUIRE(run_plan(p, b, plan) == MLA_SUCCESS);
+        REQUIRE(check_invariants(p, b, plan, true) == "");
+        const int32_t C = plan.sizes.num_clusters, r = plan.sizes.qk_batch_ratio, S = 2 * r, Cs = C / S;
+        int twins = 0;
+        for (int32_t s = 1; s < S; ++s)
+            for (int32_t c = 0; c < Cs; ++c) {
+                const int32_t w0 = plan.work_indptr[c], n0 = plan.work_indptr[c + 1] - w0;
+                const int32_t w1 = plan.work_indptr[c + s * Cs], n1 = plan.work_indptr[c + s * Cs + 1] - w1;
+                INFO("H " << H << " section " << s << " cluster " << c);
+                REQUIRE(n0 == n1);
+                for (int32_t k = 0; k < n0; ++k) {
+                    const int32_t* a = &plan.work_info[size_t(w0 + k) * 8];
+                    const int32_t* t = &plan.work_info[size_t(w1 + k) * 8];
+                    const int32_t g = s / 2, i = s % 2;        // tile i of head group g
+                    CHECK(t[0] == a[0] + g);                   // pseudo-request (b, g)
+                    CHECK(t[2] == a[2] + g * 2 + i);           // its rows: group g's token i
+                    CHECK((t[1] < 0) == (a[1] < 0));
+                    CHECK(t[4] == a[4]);
+                    CHECK(t[5] == a[5]);
+                    CHECK(t[6] == a[6]);
+                    ++twins;
+                }
+            }
+        CHECK(twins * S == plan.work_indptr[C] * (S - 1));
+        std::vector<int32_t> ragged = q;
+        ragged[5] = 1;
+        REQUIRE(tile_sections_of(p, make_batch(ragged, n, 64)) == 0);
     }
 }
 
