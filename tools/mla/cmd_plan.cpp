@@ -30,6 +30,9 @@ void plan_usage(FILE* f) {
                  "  --planner P       v1_2 (default), v1_0, v1_1\n"
                  "  --no-causal       non-causal MTP\n"
                  "  --varlen          KV lengths uniform in [5, kv-len] (seed --seed, default 1)\n"
+                 "  --aiter-order     aiter's layout; default on sm_90a with v1_2: head_group_major\n"
+                 "                    (a request's head groups / uniform MTP qo tiles as twin sections,\n"
+                 "                    as mla run and mla bench plan; docs/planner.md)\n"
                  "  --dump            print every buffer\n");
 }
 
@@ -49,6 +52,7 @@ int cmd_plan(int argc, char** argv) {
     p.batch_size = 64;
     long kv_len = 4096, seed = 1;
     bool varlen = false, dump = false;
+    int group_major = -1;  // -1: the default (sm_90a v1_2: 1)
     for (int i = 0; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&](void) -> const char* {
@@ -74,6 +78,8 @@ int cmd_plan(int argc, char** argv) {
         else if (a == "--no-causal") p.causal = 0;
         else if (a == "--varlen") varlen = true;
         else if (a == "--dump") dump = true;
+        else if (a == "--aiter-order") group_major = 0;
+        else if (a == "--head-group-major") group_major = 1;
         else if (a == "--dtype") {
             if (!parse_dtypes(value(), &p.q_dtype, &p.kv_dtype)) {
                 std::fprintf(stderr, "mla plan: --dtype wants Q/KV, e.g. bf16/fp8\n");
@@ -94,6 +100,8 @@ int cmd_plan(int argc, char** argv) {
             return 2;
         }
     }
+    if (group_major < 0) group_major = std::strcmp(p.arch, "sm_90a") == 0 && p.fast_mode == 1 ? 1 : 0;
+    p.head_group_major = group_major;
     if (p.batch_size < 0 || kv_len < 0 || p.page_size < 1) {
         std::fprintf(stderr, "mla plan: --batch, --kv-len and --page-size must be positive\n");
         return 2;
@@ -151,6 +159,8 @@ int cmd_plan(int argc, char** argv) {
                 "granularity %d\n",
                 p.arch, p.batch_size, varlen ? "<= " : "", kv_len, p.num_heads, z.kernel_num_heads,
                 z.qk_batch_ratio, p.max_seqlen_qo, p.page_size, p.kv_granularity);
+    std::printf("layout          %s\n", p.head_group_major ? "head-group-major (twin sections, docs/planner.md)"
+                                                            : "aiter's (request by request)");
     std::printf("clusters        %d (%d with work)\n", C, busy);
     std::printf("works           %d (per cluster min %d, mean %.2f, max %d)\n", s.num_works,
                 C ? wmin : 0, C ? double(s.num_works) / C : 0.0, wmax);

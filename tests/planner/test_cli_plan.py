@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""`mla plan` end to end: the layout it reports and plans (head-group-major twin sections by
+default on sm_90a with v1_2, aiter's order with --aiter-order, on other archs and planners), and in
+the --dump of 128 requests x 4096 tokens at 128 heads, cluster c + 66 holding group 1 of exactly
+cluster c's works. Usage: test_cli_plan.py <path of the mla program>."""
+import subprocess
+import sys
+
+mla = sys.argv[1]
+failures = 0
+
+
+def check(what, got, want):
+    global failures
+    ok = got == want
+    failures += 0 if ok else 1
+    print(("ok   " if ok else "FAIL ") + what + ": got %r, want %r" % (got, want))
+
+
+def plan(*args):
+    p = subprocess.run([mla, "plan"] + list(args), capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit("mla plan %s failed: %s" % (" ".join(args), p.stderr))
+    return p.stdout
+
+
+def layout(out):
+    return next(l.split(None, 1)[1] for l in out.splitlines() if l.startswith("layout"))
+
+
+check("sm_90a default", layout(plan("--heads", "128")).startswith("head-group-major"), True)
+check("--aiter-order", layout(plan("--heads", "128", "--aiter-order")), "aiter's (request by request)")
+check("gfx942", layout(plan("--heads", "128", "--arch", "gfx942")), "aiter's (request by request)")
+check("v1_0 planner", layout(plan("--heads", "128", "--planner", "v1_0")), "aiter's (request by request)")
+
+# --dump rows: "  c<cluster> w<work> batch partial qo_start qo_end kv_start kv_end kv_offset pad"
+out = plan("--heads", "128", "--batch", "128", "--kv-len", "4096", "--page-size", "64", "--dump")
+works = {}
+for line in out.splitlines():
+    f = line.split()
+    if len(f) == 10 and f[0].startswith("c") and f[1].startswith("w"):
+        works.setdefault(int(f[0][1:]), []).append([int(x) for x in f[2:]])
+twins = sum(1 for c in range(66)
+            if [[w[0] + 1, w[1] >= 0, w[2] + 1, w[4], w[5], w[6]] for w in works.get(c, [])]
+            == [[w[0], w[1] >= 0, w[2], w[4], w[5], w[6]] for w in works.get(c + 66, [])])
+check("clusters c and c + 66 are twins (of 66)", twins, 66)
+check("works on clusters 0..65 are group 0", all(w[0] % 2 == 0 for c in range(66) for w in works.get(c, [])), True)
+check("works dumped", sum(len(v) for v in works.values()) > 256, True)
+out_a = plan("--heads", "128", "--batch", "128", "--kv-len", "4096", "--page-size", "64", "--dump",
+             "--aiter-order")
+odd = [int(l.split()[2]) % 2 for l in out_a.splitlines()
+       if len(l.split()) == 10 and l.split()[0].startswith("c") and int(l.split()[0][1:]) < 66]
+check("aiter's order: clusters 0..65 also hold group-1 pseudo-requests", 0 < sum(odd) < len(odd), True)
+print("%d failed" % failures)
+sys.exit(1 if failures else 0)
