@@ -3,18 +3,14 @@
 default on sm_90a with v1_2, aiter's order with --aiter-order, on other archs and planners), and in
 the --dump of 128 requests x 4096 tokens at 128 heads, cluster c + 66 holding group 1 of exactly
 cluster c's works. Usage: test_cli_plan.py <path of the mla program>."""
+import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from script_checks import check, finish  # noqa: E402
+
 mla = sys.argv[1]
-failures = 0
-
-
-def check(what, got, want):
-    global failures
-    ok = got == want
-    failures += 0 if ok else 1
-    print(("ok   " if ok else "FAIL ") + what + ": got %r, want %r" % (got, want))
 
 
 def plan(*args):
@@ -51,5 +47,4 @@ out_a = plan("--heads", "128", "--batch", "128", "--kv-len", "4096", "--page-siz
 odd = [int(l.split()[2]) % 2 for l in out_a.splitlines()
        if len(l.split()) == 10 and l.split()[0].startswith("c") and int(l.split()[0][1:]) < 66]
 check("aiter's order: clusters 0..65 also hold group-1 pseudo-requests", 0 < sum(odd) < len(odd), True)
-print("%d failed" % failures)
-sys.exit(1 if failures else 0)
+finish()

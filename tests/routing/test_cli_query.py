@@ -7,16 +7,11 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from script_checks import check, finish  # noqa: E402
+
 mla = sys.argv[1]
 root = os.environ["MLA_TEST_FIXTURES"]
-failures = 0
-
-
-def check(what, got, want):
-    global failures
-    ok = got == want
-    failures += 0 if ok else 1
-    print(("ok   " if ok else "FAIL ") + what + ": got %r, want %r" % (got, want))
 
 
 def run(args, env=None):
@@ -75,5 +70,4 @@ rc, _, err = run(["--arch", "gfx950", "--heads", "16", "--q", "fp4"])
 check("bad dtype", (rc, "fp4" in err), (2, True))
 rc, _, _ = run(["--heads", "16"])
 check("missing arch", rc, 2)
-print("%d failed" % failures)
-sys.exit(1 if failures else 0)
+finish()

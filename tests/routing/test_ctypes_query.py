@@ -7,6 +7,9 @@ import ctypes
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from script_checks import check, finish  # noqa: E402
+
 lib = ctypes.CDLL(sys.argv[1])
 lib.mla_decode_asm_query.restype = ctypes.c_int
 lib.mla_decode_asm_query.argtypes = [
@@ -22,14 +25,6 @@ lib.mla_set_codeobject_root.argtypes = [ctypes.c_char_p]
 lib.mla_set_codeobject_root.restype = ctypes.c_int
 
 STATUS = {0: "OK", 1: "REMAP_REJECT", 2: "NO_KERNEL", 3: "ARCH_NOT_BUILT"}
-failures = 0
-
-
-def check(what, got, want):
-    global failures
-    ok = got == want
-    failures += 0 if ok else 1
-    print(("ok   " if ok else "FAIL ") + what + ": got %r, want %r" % (got, want))
 
 
 def query(arch, q, kv, heads, qlen, persistent=1, causal=1, lse=0, cprr=0, nkv=1, buflen=256):
@@ -65,5 +60,4 @@ buf = ctypes.create_string_buffer(256)
 check("ps1 96 qlen4 lse", lib.mla_ps1_fp8_asm_query(b"gfx1250", 96, 4, 1, 1, 0, buf, 256, None), 0)
 check("ps1 kernel", buf.value.decode(), "fx1250_ps1_g96_lse")
 check("ps1 on gfx950", lib.mla_ps1_fp8_asm_query(b"gfx950", 96, 4, 1, 1, 0, None, 0, None), 3)
-print("%d failed" % failures)
-sys.exit(1 if failures else 0)
+finish()
