@@ -24,10 +24,16 @@ def layout(out):
     return next(l.split(None, 1)[1] for l in out.splitlines() if l.startswith("layout"))
 
 
-check("sm_90a default", layout(plan("--heads", "128")).startswith("head-group-major"), True)
-check("--aiter-order", layout(plan("--heads", "128", "--aiter-order")), "aiter's (request by request)")
-check("gfx942", layout(plan("--heads", "128", "--arch", "gfx942")), "aiter's (request by request)")
-check("v1_0 planner", layout(plan("--heads", "128", "--planner", "v1_0")), "aiter's (request by request)")
+AITER = "aiter's order (request by request)"
+check("sm_90a default, 128 heads", layout(plan("--heads", "128")),
+      "head-group-major: 2 sections of 66 clusters (the 2 head group(s) x 1 qo tile(s) of a request run at once)")
+check("64 heads, qlen 3", layout(plan("--heads", "64", "--qlen", "3")),
+      "head-group-major: 3 sections of 44 clusters (the 1 head group(s) x 3 qo tile(s) of a request run at once)")
+check("16 heads: nothing to lay out", layout(plan("--heads", "16")),
+      AITER + "; head-group-major changes nothing here")
+check("--aiter-order", layout(plan("--heads", "128", "--aiter-order")), AITER)
+check("gfx942", layout(plan("--heads", "128", "--arch", "gfx942")), AITER)
+check("v1_0 planner", layout(plan("--heads", "128", "--planner", "v1_0")), AITER)
 
 # --dump rows: "  c<cluster> w<work> batch partial qo_start qo_end kv_start kv_end kv_offset pad"
 out = plan("--heads", "128", "--batch", "128", "--kv-len", "4096", "--page-size", "64", "--dump")

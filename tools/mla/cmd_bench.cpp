@@ -24,8 +24,8 @@ int cmd_bench(int argc, char** argv) {
         if (a == "--help" || a == "-h") {
             std::printf("usage: mla bench [--iters N] [--varlen] [--bf16-only] [--quick] [--aiter-order]\n"
                         "  the issue-5 grid, one table; --quick: b=128 s_k=4096 rows only;\n"
-                        "  folded head groups (more than 64 heads) are planned group by group\n"
-                        "  (head_group_major = 1) unless --aiter-order\n");
+                        "  plans are head-group-major (head_group_major = 1: a request's head groups\n"
+                        "  and uniform-MTP qo tiles read its KV at the same time) unless --aiter-order\n");
             return 0;
         } else if (a == "--iters" && i + 1 < argc) iters = std::max(1, std::atoi(argv[++i]));
         else if (a == "--varlen") varlen = true;

@@ -30,9 +30,12 @@ void plan_usage(FILE* f) {
                  "  --planner P       v1_2 (default), v1_0, v1_1\n"
                  "  --no-causal       non-causal MTP\n"
                  "  --varlen          KV lengths uniform in [5, kv-len] (seed --seed, default 1)\n"
-                 "  --aiter-order     aiter's layout; default on sm_90a with v1_2: head_group_major\n"
-                 "                    (a request's head groups / uniform MTP qo tiles as twin sections,\n"
-                 "                    as mla run and mla bench plan; docs/planner.md)\n"
+                 "  --aiter-order     lay the works out in aiter's order (request by request).\n"
+                 "                    Without it (sm_90a, v1_2 planner) the plan is head-group-major:\n"
+                 "                    the tiles of a request that read the same KV (its head groups,\n"
+                 "                    and its qo tiles when every request has as many) run at the same\n"
+                 "                    time on clusters C/S apart, so the L2 serves the repeated reads\n"
+                 "                    (docs/planner.md); `mla run` and `mla bench` plan the same way\n"
                  "  --dump            print every buffer\n");
 }
 
@@ -159,8 +162,16 @@ int cmd_plan(int argc, char** argv) {
                 "granularity %d\n",
                 p.arch, p.batch_size, varlen ? "<= " : "", kv_len, p.num_heads, z.kernel_num_heads,
                 z.qk_batch_ratio, p.max_seqlen_qo, p.page_size, p.kv_granularity);
-    std::printf("layout          %s\n", p.head_group_major ? "head-group-major (twin sections, docs/planner.md)"
-                                                            : "aiter's (request by request)");
+    // Sections of a head-group-major plan (docs/planner.md): every request of this synthetic
+    // batch has the same qo tiles, so S = r n when C is a multiple of it, else r when C is.
+    const int r = z.qk_batch_ratio, n = p.batch_size > 0 && p.max_seqlen_qo > 0 ? s.num_tiles / (p.batch_size * r) : 0;
+    const int S = !p.head_group_major ? 1 : (n > 1 && C % (r * n) == 0) ? r * n : (r > 1 && C % r == 0 ? r : 1);
+    if (S > 1)
+        std::printf("layout          head-group-major: %d sections of %d clusters (the %d head group(s) x %d qo "
+                    "tile(s) of a request run at once)\n", S, C / S, r, n);
+    else
+        std::printf("layout          aiter's order (request by request)%s\n",
+                    p.head_group_major ? "; head-group-major changes nothing here" : "");
     std::printf("clusters        %d (%d with work)\n", C, busy);
     std::printf("works           %d (per cluster min %d, mean %.2f, max %d)\n", s.num_works,
                 C ? wmin : 0, C ? double(s.num_works) / C : 0.0, wmax);

@@ -39,10 +39,11 @@ void usage(FILE* f) {
                  "                   -1 = all)\n"
                  "  --scale X        softmax scale (default DeepSeek-V3's %.6f)\n"
                  "  --seed N         data seed (default 1)\n"
-                 "  --aiter-order    plan folded head groups (more than 64 heads) in aiter's order;\n"
-                 "                   the default is head group by head group on sm_90a\n"
-                 "                   (mla_metadata_params.head_group_major = 1: a request's groups\n"
-                 "                   read its KV together, the L2 serves the second)\n"
+                 "  --aiter-order    plan in aiter's order (request by request). Without it the\n"
+                 "                   plan is head-group-major (mla_metadata_params.head_group_major\n"
+                 "                   = 1): the tiles of a request that read the same KV (its head\n"
+                 "                   groups above 64 heads, its qo tiles with uniform MTP) run at\n"
+                 "                   the same time, so the L2 serves the repeated reads\n"
                  "  --cpu            force the CPU path\n",
                  deepseek_v3_softmax_scale());
 }
