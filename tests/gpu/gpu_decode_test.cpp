@@ -131,13 +131,7 @@ CaseResult run_case(mla_context* ctx, const Spec& s, int bad_page = -1, bool nee
 }
 
 int row_tile(const Spec& s) {
-    mla_decode_shape sh = MLA_DECODE_SHAPE_INIT;
-    sh.arch = "sm_90a";
-    sh.num_heads = s.heads;
-    sh.max_seqlen_qo = s.qlen;
-    sh.q_dtype = s.q_dtype;
-    sh.kv_dtype = s.kv_dtype;
-    sh.page_size = s.page_size;
+    const mla_decode_shape sh = sm90_shape_of(s);
     mla_head_plan hp = MLA_HEAD_PLAN_INIT;
     if (mla_decode_head_plan(&sh, &hp) != MLA_SUCCESS) return -1;
     const int hk = hp.kernel_num_heads;

@@ -522,6 +522,20 @@ struct DeviceRun {
     }
 };
 
+// The sm_90a decode shape of spec s (for mla_decode_shape_support / mla_decode_head_plan).
+inline mla_decode_shape sm90_shape_of(const Spec& s) {
+    mla_decode_shape sh = MLA_DECODE_SHAPE_INIT;
+    sh.arch = "sm_90a";
+    sh.num_heads = s.heads;
+    sh.max_seqlen_qo = s.qlen;
+    sh.q_dtype = s.q_dtype;
+    sh.kv_dtype = s.kv_dtype;
+    sh.page_size = s.page_size;
+    sh.return_lse = s.lse ? 1 : 0;
+    sh.causal = s.causal ? 1 : 0;
+    return sh;
+}
+
 // ---- comparison (FlashMLA's rule: an element passes if abs err < abs_tol OR rel err < rel_tol;
 // -inf / NaN positions must match) ----
 struct Tolerance {
@@ -536,15 +550,7 @@ struct Tolerance {
 // rule alone fails).
 inline Tolerance tolerance_for(const Spec& s) {
     Tolerance t;
-    mla_decode_shape sh = MLA_DECODE_SHAPE_INIT;
-    sh.arch = "sm_90a";
-    sh.num_heads = s.heads;
-    sh.max_seqlen_qo = s.qlen;
-    sh.q_dtype = s.q_dtype;
-    sh.kv_dtype = s.kv_dtype;
-    sh.page_size = s.page_size;
-    sh.return_lse = s.lse ? 1 : 0;
-    sh.causal = s.causal ? 1 : 0;
+    const mla_decode_shape sh = sm90_shape_of(s);
     mla_decode_support o = MLA_DECODE_SUPPORT_INIT;
     if (mla_decode_shape_support(&sh, &o) == MLA_SUCCESS && std::strncmp(o.asm_kernel, "mla_decode_ra_", 14) == 0)
         t.lse_abs = 2e-4;
