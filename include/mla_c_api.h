@@ -570,6 +570,11 @@ typedef struct mla_plan_summary {
     int32_t max_works_per_cluster;
     int64_t total_kv_blocks;    /* cost units planned (kv_granularity blocks + overhead)       */
     int64_t max_cluster_cost;   /* largest cluster cost; balance = total / (clusters * max)   */
+    /* Twin sections the clusters are laid out in (head_group_major, docs/planner.md): S > 1 when
+     * each of S groups of num_clusters / S consecutive clusters runs one head group (or, for
+     * uniform MTP batches, one qo tile of one head group) of the same requests' tiles in the same
+     * order; 1 in aiter's order or when the layout changes nothing. */
+    int32_t num_sections;
 } mla_plan_summary;
 
 /* Host planner (v1_2 / v1_0 / v1_1 by fast_mode and intra_batch_mode). Inputs are host arrays:

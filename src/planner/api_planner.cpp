@@ -30,8 +30,9 @@ MLA_API mla_status mla_plan_metadata(const mla_metadata_params* params, const in
         const mla_metadata_buffers b = plan::check_buffers(s, buffers);
         plan::validate_inputs(s, qo_indptr, kv_indptr, kv_last_page_lens);
         // Everything is checked: from here on the buffers are written.
+        int32_t sections = 1;  // v1_0 / v1_1: aiter's order
         switch (s.planner) {
-        case MLA_PLANNER_V1_2: plan::plan_v1_2(s, qo_indptr, kv_indptr, kv_last_page_lens, b); break;
+        case MLA_PLANNER_V1_2: sections = plan::plan_v1_2(s, qo_indptr, kv_indptr, kv_last_page_lens, b); break;
         case MLA_PLANNER_V1_0: plan::plan_v1_0(s, qo_indptr, kv_indptr, kv_last_page_lens, b); break;
         case MLA_PLANNER_V1_1: plan::plan_v1_1(s, qo_indptr, kv_indptr, kv_last_page_lens, b); break;
         }
@@ -40,7 +41,11 @@ MLA_API mla_status mla_plan_metadata(const mla_metadata_params* params, const in
         b.work_metadata[1] = uint64_t(reinterpret_cast<uintptr_t>(
             device_work_info_set ? device_work_info_set
                                  : static_cast<const void*>(b.work_info_set)));
-        if (summary) write_struct(summary, plan::summarize(s, kv_indptr, b));
+        if (summary) {
+            mla_plan_summary r = plan::summarize(s, kv_indptr, b);
+            r.num_sections = sections;
+            write_struct(summary, r);
+        }
     });
 }
 

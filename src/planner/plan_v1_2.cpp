@@ -9,12 +9,12 @@
 
 namespace mla::plan {
 
-void plan_v1_2(const Setup& s, const int32_t* qo, const int32_t* kv, const int32_t* last,
-               const mla_metadata_buffers& buf) {
-    plan_v1_2_config(s.cfg, qo, kv, last, buf);
+int32_t plan_v1_2(const Setup& s, const int32_t* qo, const int32_t* kv, const int32_t* last,
+                  const mla_metadata_buffers& buf) {
+    return plan_v1_2_config(s.cfg, qo, kv, last, buf);
 }
 
-void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32_t* kv,
+int32_t plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32_t* kv,
                       const int32_t* last, const mla_metadata_buffers& buf) {
     const int32_t B = c.num_batches, C = c.num_clusters;
     // Units laid end to end: aiter's order takes request b whole (its r head groups' tiles, group
@@ -69,7 +69,7 @@ void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32_t*
     // docs/performance.md).
     std::vector<int64_t> x(C + 1);
     std::vector<int32_t> xb(C + 1);
-    const int32_t S = ts ? c.ratio * nu : ((gm && c.ratio > 1 && C % c.ratio == 0) ? c.ratio : 1), Cs = C / S;
+    const int32_t S = ts ? c.ratio * nu : mla_v12::group_sections(c), Cs = C / S;
     mla_v12_config cs = c;
     cs.num_splits = std::max(1, c.num_splits / S);
     for (int32_t sec = 0; sec < S; ++sec) {
@@ -159,6 +159,7 @@ void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32_t*
     buf.reduce_indptr[0] = 0;
     for (int64_t i = num_tiles + 1; i < buf.reduce_indptr_len; ++i)
         buf.reduce_indptr[i] = sp_red.back();
+    return S;
 }
 
 }  // namespace mla::plan

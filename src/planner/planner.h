@@ -47,12 +47,14 @@ void validate_inputs(const Setup& s, const int32_t* qo_indptr, const int32_t* kv
                      const int32_t* kv_last_page_lens);
 
 // Host planners. Inputs already validated, buffers checked. work_metadata gets (md0, md1).
-void plan_v1_2(const Setup& s, const int32_t* qo_indptr, const int32_t* kv_indptr,
-               const int32_t* kv_last_page_lens, const mla_metadata_buffers& b);
+// plan_v1_2 returns the twin sections it laid the clusters out in (mla_plan_summary.num_sections:
+// 1 in aiter's order).
+int32_t plan_v1_2(const Setup& s, const int32_t* qo_indptr, const int32_t* kv_indptr,
+                  const int32_t* kv_last_page_lens, const mla_metadata_buffers& b);
 // The v1_2 host planner from the resolved config alone (what the device planner receives); the
 // test double of the device kernel runs this on the fake runtime.
-void plan_v1_2_config(const mla_v12_config& c, const int32_t* qo_indptr, const int32_t* kv_indptr,
-                      const int32_t* kv_last_page_lens, const mla_metadata_buffers& b);
+int32_t plan_v1_2_config(const mla_v12_config& c, const int32_t* qo_indptr, const int32_t* kv_indptr,
+                         const int32_t* kv_last_page_lens, const mla_metadata_buffers& b);
 void plan_v1_0(const Setup& s, const int32_t* qo_indptr, const int32_t* kv_indptr,
                const int32_t* kv_last_page_lens, const mla_metadata_buffers& b);
 void plan_v1_1(const Setup& s, const int32_t* qo_indptr, const int32_t* kv_indptr,

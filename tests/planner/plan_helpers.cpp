@@ -170,7 +170,7 @@ int32_t tile_sections_of(const mla_metadata_params& p, const Batch& b) {
     return tile_sections(geo_of(p), b);
 }
 
-void serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& plan) {
+int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& plan) {
     const Geo geo = geo_of(p);
     const std::vector<TileRef> tiles = tiles_list(geo, bt);
     const int32_t T = int32_t(tiles.size()), C = geo.C, ps = p.page_size;
@@ -266,6 +266,7 @@ void serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& plan)
     }
     for (size_t i = C + 1; i < plan.work_indptr.size(); ++i) plan.work_indptr[i] = nw;
     for (size_t i = T + 1; i < plan.reduce_indptr.size(); ++i) plan.reduce_indptr[i] = red;
+    return S;
 }
 
 std::string check_invariants(const mla_metadata_params& p, const Batch& bt, const Plan& plan,

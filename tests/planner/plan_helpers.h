@@ -43,7 +43,7 @@ mla_status run_plan(const mla_metadata_params& p, const Batch& b, Plan& plan,
 // requests when the planner lays tiles out in r n twin sections (docs/planner.md), else 0.
 int32_t tile_sections_of(const mla_metadata_params& p, const Batch& b);
 
-void serial_walk_v1_2(const mla_metadata_params& p, const Batch& b, Plan& plan);
+int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& b, Plan& plan);
 
 // Checks every plan invariant of docs/plan-layout.md; returns "" or the first violation.
 // in_order: v1_2's global order (tiles in order, fragments in KV order across clusters).

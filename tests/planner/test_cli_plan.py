@@ -26,9 +26,9 @@ def layout(out):
 
 AITER = "aiter's order (request by request)"
 check("sm_90a default, 128 heads", layout(plan("--heads", "128")),
-      "head-group-major: 2 sections of 66 clusters (the 2 head group(s) x 1 qo tile(s) of a request run at once)")
+      "head-group-major: 2 sections of 66 clusters (a request's tiles that read the same KV run at once)")
 check("64 heads, qlen 3", layout(plan("--heads", "64", "--qlen", "3")),
-      "head-group-major: 3 sections of 44 clusters (the 1 head group(s) x 3 qo tile(s) of a request run at once)")
+      "head-group-major: 3 sections of 44 clusters (a request's tiles that read the same KV run at once)")
 check("16 heads: nothing to lay out", layout(plan("--heads", "16")),
       AITER + "; head-group-major changes nothing here")
 check("--aiter-order", layout(plan("--heads", "128", "--aiter-order")), AITER)

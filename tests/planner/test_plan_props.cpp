@@ -115,9 +115,11 @@ TEST_CASE("v1_2 head-group-major plans equal the serial walk over the group-majo
         if (mla_metadata_info(&p, &z) != MLA_SUCCESS) continue;
         Plan got = alloc_plan(p), want = alloc_plan(p), aiter = alloc_plan(p);
         INFO("iter " << iter << " B " << B << " L " << L << " H " << H << " ps " << ps);
-        REQUIRE(run_plan(p, b, got) == MLA_SUCCESS);
+        mla_plan_summary sum{};
+        sum.struct_size = sizeof(sum);
+        REQUIRE(run_plan(p, b, got, &sum) == MLA_SUCCESS);
         REQUIRE(check_invariants(p, b, got, true) == "");
-        serial_walk_v1_2(p, b, want);
+        CHECK(sum.num_sections == serial_walk_v1_2(p, b, want));  // the oracle's sections
         require_same_plan(got, want);
         mla_metadata_params pa = p;
         pa.head_group_major = 0;
@@ -151,11 +153,14 @@ TEST_CASE("v1_2 head-group-major: cluster c + C/2 runs group 1 of exactly cluste
                                            MLA_DTYPE_BF16);
         p.head_group_major = 1;
         Plan plan = alloc_plan(p);
-        REQUIRE(run_plan(p, b, plan) == MLA_SUCCESS);
+        mla_plan_summary sum{};
+        sum.struct_size = sizeof(sum);
+        REQUIRE(run_plan(p, b, plan, &sum) == MLA_SUCCESS);
         REQUIRE(check_invariants(p, b, plan, true) == "");
         const int32_t C = plan.sizes.num_clusters, r = plan.sizes.qk_batch_ratio;
         REQUIRE(r == 2);
         REQUIRE(C % 2 == 0);
+        CHECK(sum.num_sections == 2);
         int twins = 0;
         for (int32_t c = 0; c < C / 2; ++c) {
             const int32_t w0 = plan.work_indptr[c], n0 = plan.work_indptr[c + 1] - w0;
@@ -196,9 +201,12 @@ TEST_CASE("v1_2 head-group-major, MTP: the qo tiles of a request run as twins C 
         p.head_group_major = 1;
         REQUIRE(tile_sections_of(p, b) == 2);
         Plan plan = alloc_plan(p);
-        REQUIRE(run_plan(p, b, plan) == MLA_SUCCESS);
+        mla_plan_summary sum{};
+        sum.struct_size = sizeof(sum);
+        REQUIRE(run_plan(p, b, plan, &sum) == MLA_SUCCESS);
         REQUIRE(check_invariants(p, b, plan, true) == "");
         const int32_t C = plan.sizes.num_clusters, r = plan.sizes.qk_batch_ratio, S = 2 * r, Cs = C / S;
+        CHECK(sum.num_sections == S);
         int twins = 0;
         for (int32_t s = 1; s < S; ++s)
             for (int32_t c = 0; c < Cs; ++c) {

@@ -136,6 +136,7 @@ def test_head_group_major_plan_executes_to_the_reference():
     aiter = libmla.plan_metadata(qo, kvi, last, heads, arch="sm_90a", num_clusters=132,
                                  page_size=ps)
     assert gm.info == aiter.info
+    assert (gm.summary.num_sections, aiter.summary.num_sections) == (2, 1)  # 66 clusters per group
     first = {}
     for c in range(gm.info.num_clusters):
         for w in gm.works()[gm.work_indptr[c]:gm.work_indptr[c + 1]]:

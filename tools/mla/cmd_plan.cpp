@@ -162,13 +162,10 @@ int cmd_plan(int argc, char** argv) {
                 "granularity %d\n",
                 p.arch, p.batch_size, varlen ? "<= " : "", kv_len, p.num_heads, z.kernel_num_heads,
                 z.qk_batch_ratio, p.max_seqlen_qo, p.page_size, p.kv_granularity);
-    // Sections of a head-group-major plan (docs/planner.md): every request of this synthetic
-    // batch has the same qo tiles, so S = r n when C is a multiple of it, else r when C is.
-    const int r = z.qk_batch_ratio, n = p.batch_size > 0 && p.max_seqlen_qo > 0 ? s.num_tiles / (p.batch_size * r) : 0;
-    const int S = !p.head_group_major ? 1 : (n > 1 && C % (r * n) == 0) ? r * n : (r > 1 && C % r == 0 ? r : 1);
+    const int S = s.num_sections;  // the planner's twin sections (docs/planner.md)
     if (S > 1)
-        std::printf("layout          head-group-major: %d sections of %d clusters (the %d head group(s) x %d qo "
-                    "tile(s) of a request run at once)\n", S, C / S, r, n);
+        std::printf("layout          head-group-major: %d sections of %d clusters (a request's tiles that "
+                    "read the same KV run at once)\n", S, C / S);
     else
         std::printf("layout          aiter's order (request by request)%s\n",
                     p.head_group_major ? "; head-group-major changes nothing here" : "");

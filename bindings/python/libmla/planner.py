@@ -81,6 +81,7 @@ class PlanSummary:
     max_works_per_cluster: int
     total_kv_blocks: int
     max_cluster_cost: int
+    num_sections: int
 
 
 class Plan:

@@ -100,7 +100,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     const int32_t B = c.num_batches, CA = c.num_clusters;
     // Sections (head-group-major, file comment): NS copies of the plan of one section over C
     // clusters, whose units are GPU head groups of a request.
-    const int32_t NS = (c.group_major && c.ratio > 1 && CA % c.ratio == 0) ? c.ratio : 1;
+    const int32_t NS = group_sections(c);
     const int32_t C = CA / NS, GPU = NS > 1 ? 1 : c.ratio;
     mla_v12_config cc = c;  // the section's split count (cluster_stride)
     cc.num_splits = max32(1, c.num_splits / NS);
