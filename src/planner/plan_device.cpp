@@ -81,7 +81,7 @@ extern "C" MLA_API mla_status mla_plan_metadata_device(mla_context* ctx,
                          << nt << " qo tiles per request): the device planner lays out head-group "
                             "sections only, the qo-tile sections are host-only (docs/planner.md); plan "
                             "on the host (mla_plan_metadata)");
-            if (s.cfg.num_clusters % s.cfg.ratio != 0)
+            if (mla_v12::group_sections(s.cfg) == 1)  // C not a multiple of r: one drifting chain
                 MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE,
                          "head_group_major = 1 with " << s.cfg.num_clusters << " clusters, not a multiple of the "
                          << s.cfg.ratio << " head groups: the device planner lays out the twin sections only "

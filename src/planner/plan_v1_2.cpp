@@ -62,11 +62,10 @@ int32_t plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32
     // Phase 2: the cluster chain x[c+1] = snap(x[c] + W); the last cluster takes the rest.
     // Group-major with C a multiple of r: one chain per head group over C / r clusters (group g's
     // units on clusters g C / r ..; with tile sections one per tile of the requests), each with
-    // the section's own W, so cluster c + g C / r gets
-    // exactly the tiles of group g that cluster c gets of group 0, at the same point of its work
-    // list: the r CTAs stream the same KV at the same time and the L2 serves all but the first
-    // (one chain over all groups drifts by up to a unit between the halves: no L2 reuse at all,
-    // docs/performance.md).
+    // the section's own W, so cluster c + g C / r gets exactly the tiles of group g that cluster
+    // c gets of group 0, at the same point of its work list: the r CTAs stream the same KV at the
+    // same time and the L2 serves all but the first (one chain over all groups drifts by up to a
+    // unit between the halves: no L2 reuse at all, docs/performance.md).
     std::vector<int64_t> x(C + 1);
     std::vector<int32_t> xb(C + 1);
     const int32_t S = ts ? c.ratio * nu : mla_v12::group_sections(c), Cs = C / S;

@@ -13,7 +13,6 @@ namespace {
 
 bool is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
 
-
 mla_decode_shape shape_of(const mla_metadata_params& p) {
     mla_decode_shape sh = MLA_DECODE_SHAPE_INIT;
     sh.arch = p.arch;

@@ -99,6 +99,10 @@ MLA_HD Req make_req(const mla_v12_config& c, int32_t qo0, int32_t qo1, int32_t k
 }
 
 MLA_HD int32_t req_tiles(const mla_v12_config& c, const Req& q) { return c.ratio * q.ntiles; }
+MLA_HD int32_t tile_cost(const mla_v12_config& c, const Req& q) { return q.blocks + c.overhead; }
+MLA_HD int64_t req_cost(const mla_v12_config& c, const Req& q) {
+    return (int64_t)req_tiles(c, q) * tile_cost(c, q);
+}
 
 // Head-group sections of a head-group-major plan (docs/planner.md): r when the plan is
 // group-major with r > 1 head groups and the cluster count is a multiple of r (each group's
@@ -106,10 +110,6 @@ MLA_HD int32_t req_tiles(const mla_v12_config& c, const Req& q) { return c.ratio
 // planner may instead lay out qo-tile sections, which depend on the data (plan_v1_2.cpp).
 MLA_HD int32_t group_sections(const mla_v12_config& c) {
     return (c.group_major && c.ratio > 1 && c.num_clusters % c.ratio == 0) ? c.ratio : 1;
-}
-MLA_HD int32_t tile_cost(const mla_v12_config& c, const Req& q) { return q.blocks + c.overhead; }
-MLA_HD int64_t req_cost(const mla_v12_config& c, const Req& q) {
-    return (int64_t)req_tiles(c, q) * tile_cost(c, q);
 }
 
 // Integer square root (floor), exact.
