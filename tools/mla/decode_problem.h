@@ -107,8 +107,9 @@ struct Spec {
     // mla_decode_args.out_dtype: MLA_DTYPE_BF16, or MLA_DTYPE_FP32 (out written as floats, as
     // context-parallel ranks do; DeviceRun::fetch copies them back unrounded)
     mla_dtype out_dtype = MLA_DTYPE_BF16;
-    // mla_metadata_params.head_group_major (host plans only): the head groups of folded heads
-    // laid out group by group so a request's groups read its KV together
+    // mla_metadata_params.head_group_major (host plans): the tiles of a request that read the
+    // same KV (its head groups, its qo tiles with uniform MTP) laid out as twin sections that run
+    // at the same time (docs/planner.md)
     bool head_group_major = false;
 };
 
