@@ -558,6 +558,28 @@ def gpu_check(comm, args):
     return failed
 
 
+def kernel_table(torch, comm, step, title, reps=10):
+    """--profile: runs step() reps times under torch.profiler and prints each GPU kernel's (and
+    copy's) mean time per step in µs, so that a call's fixed costs (the reducer, the copies, the
+    collective) can be told apart from the decode kernel's own time."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize(comm.device)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            step()
+        torch.cuda.synchronize(comm.device)
+    kern = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    per = {}
+    for e in kern:
+        t = per.setdefault(e.name, [0, 0.0])
+        t[0] += 1
+        t[1] += e.time_range.elapsed_us()
+    lines = [f"profile ({title}; {reps} steps, torch.profiler):"]
+    for name, (n, us) in sorted(per.items(), key=lambda kv: -kv[1][1]):
+        lines.append(f"  {us / reps:9.1f} us per step  {n // reps:3d} x  {name[:90]}")
+    print("\n".join(lines), flush=True)
+
+
 def gpu_bench(comm, args):
     """Times W-GPU decode + all-gather + merge against the 1-GPU decode of the whole KV."""
     torch = comm.torch
@@ -601,6 +623,8 @@ def gpu_bench(comm, args):
     mine = torch.tensor([total, dec, gat, mer], dtype=torch.float64, device=comm.device)
     every = [torch.zeros_like(mine) for _ in range(comm.W)]
     comm.dist.all_gather(every, mine)
+    if args.profile:
+        kernel_table(torch, comm, lambda: cp_iter(new_events()), f"rank {r}, one CP iteration")
     # correctness of what was timed, against the whole decode below
     merged_out, merged_lse = g.merged_out.clone(), g.merged_lse.clone()
 
@@ -621,6 +645,8 @@ def gpu_bench(comm, args):
             one_iter(ev)
         torch.cuda.synchronize(comm.device)
         base = statistics.median(ev[0].elapsed_time(ev[1]) for ev in evs1)
+        if args.profile:
+            kernel_table(torch, comm, lambda: one_iter(new_events()), "1 GPU, whole KV")
         want, want_lse = gc.whole_decode(args.page_size)
         torch.cuda.synchronize(comm.device)
         ok, text = compare(torch, merged_out, merged_lse, want, want_lse)
@@ -750,6 +776,8 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--sleep-us", type=float, default=2000.0,
                     help="bench: GPU sleep before each timed iteration while the host enqueues")
+    ap.add_argument("--profile", action="store_true",
+                    help="bench: also print each GPU kernel's time per iteration (torch.profiler)")
     ap.add_argument("--timeout", type=int, default=900, help="NCCL collective timeout, seconds")
     ap.add_argument("--cpu-world-sizes", default="2,3", help="--cpu-check: simulated W values")
     args = ap.parse_args(argv)

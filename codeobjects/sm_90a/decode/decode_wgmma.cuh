@@ -241,13 +241,12 @@ struct TileLoader {
     int nb = 0;
     bool active = false;
 
+    // begin() looking the page up now
     __device__ __forceinline__ void begin(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
                                           uint32_t slot, int* tok, int lt) {
-        active = tile < n_tiles;
-        if (!active) return;
-        const int ld_t = lt / TPT, ld_sub = lt % TPT;
-        const int j = w.tok_begin + tile * kTN + ld_t;
-        place(p, j < w.tok_end ? kv_row<KV8>(p, w, j, ld_sub == 0) : nullptr, slot, tok, lt);
+        PagePrefetch pf;
+        pf.fetch(p, w, tile, n_tiles, lt / TPT, lt % TPT == 0);
+        begin(p, w, tile, n_tiles, slot, tok, lt, pf);
     }
     // begin() with the page looked up ahead by pf.fetch(p, w, tile, n_tiles, lt / TPT, lt % TPT == 0)
     __device__ __forceinline__ void begin(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
@@ -287,16 +286,8 @@ struct TileLoader {
     __device__ __forceinline__ void commit() const { cp_commit(); }
 };
 
-// A whole tile at once (TileLoader begin, every part, commit).
-template <bool KV8, int TPT = 4>
-__device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
-                                           uint32_t slot, int* tok, int lt) {
-    TileLoader<KV8, TPT> ld;
-    ld.begin(p, w, tile, n_tiles, slot, tok, lt);
-    ld.template part<0, TileLoader<KV8, TPT>::K>();
-    ld.commit();
-}
-// The same with the page looked up ahead (PagePrefetch).
+// A whole tile at once (TileLoader begin, every part, commit), with the page looked up ahead
+// (PagePrefetch).
 template <bool KV8, int TPT = 4>
 __device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
                                            uint32_t slot, int* tok, int lt, const PagePrefetch& pf) {
@@ -304,6 +295,14 @@ __device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla
     ld.begin(p, w, tile, n_tiles, slot, tok, lt, pf);
     ld.template part<0, TileLoader<KV8, TPT>::K>();
     ld.commit();
+}
+// The same, looking the page up now.
+template <bool KV8, int TPT = 4>
+__device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
+                                           uint32_t slot, int* tok, int lt) {
+    PagePrefetch pf;
+    pf.fetch(p, w, tile, n_tiles, lt / TPT, lt % TPT == 0);
+    issue_tile<KV8, TPT>(p, w, tile, n_tiles, slot, tok, lt, pf);
 }
 
 // A raw fp8 tile (64 rows of 576 bytes) widened to the swizzled bf16 tile `wide`, exactly; all 256
