@@ -433,23 +433,28 @@ class GpuCase:
 
 class Gather:
     """Send / receive buffers of the partials: each rank's out [T, H, 512] fp32 (the decode's
-    out_dtype fp32: twice the bytes of a bf16 out) and lse [T, H] fp32 share one byte buffer,
-    gathered with ONE all_gather (packed), then split into the contiguous [W, T, H, 512] /
-    [W, T, H] fp32 arrays the merge takes (two small copies); or two all_gathers straight into
-    them (separate). The merge writes bf16 out."""
+    out_dtype fp32: twice the bytes of a bf16 out) and lse [T, H] fp32 share one byte buffer
+    (the lse padded to 16 bytes), gathered with ONE all_gather (packed); the merge reads the
+    receive buffer in place through its rank strides (views [W, T, H, 512] and [W, T, H] whose
+    ranks are one packed block apart). Or two all_gathers straight into contiguous arrays
+    (separate). The merge writes bf16 out."""
 
     def __init__(self, comm, T, H, packed=True):
         torch = comm.torch
         self.comm, self.packed, self.W = comm, packed, comm.W
         dev = comm.device
         self.ob, self.lb = T * H * V * 4, T * H * 4  # fp32 out, fp32 lse (bytes per rank)
-        self.send = torch.empty(self.ob + self.lb, dtype=torch.uint8, device=dev)
+        blk = self.ob + (self.lb + 15) // 16 * 16
+        self.send = torch.empty(blk, dtype=torch.uint8, device=dev)
         self.out = self.send[:self.ob].view(torch.float32).view(T, H, V)
-        self.lse = self.send[self.ob:].view(torch.float32).view(T, H)
-        self.part_out = torch.empty((self.W, T, H, V), dtype=torch.float32, device=dev)
-        self.part_lse = torch.empty((self.W, T, H), dtype=torch.float32, device=dev)
+        self.lse = self.send[self.ob:self.ob + self.lb].view(torch.float32).view(T, H)
         if packed:
-            self.recv = torch.empty((self.W, self.ob + self.lb), dtype=torch.uint8, device=dev)
+            self.recv = torch.empty((self.W, blk), dtype=torch.uint8, device=dev)
+            self.part_out = self.recv[:, :self.ob].view(torch.float32).view(self.W, T, H, V)
+            self.part_lse = self.recv[:, self.ob:self.ob + self.lb].view(torch.float32).view(self.W, T, H)
+        else:
+            self.part_out = torch.empty((self.W, T, H, V), dtype=torch.float32, device=dev)
+            self.part_lse = torch.empty((self.W, T, H), dtype=torch.float32, device=dev)
         self.merged_out = torch.empty((T, H, V), dtype=torch.bfloat16, device=dev)
         self.merged_lse = torch.empty((T, H), dtype=torch.float32, device=dev)
 
@@ -457,15 +462,13 @@ class Gather:
         c = self.comm
         if self.packed:
             c.all_gather(self.recv, self.send)
-            self.part_out.view(self.W, -1).view(c.torch.uint8).copy_(self.recv[:, :self.ob])
-            self.part_lse.view(self.W, -1).view(c.torch.uint8).copy_(self.recv[:, self.ob:])
         else:
             c.all_gather(self.part_out.view(self.W, -1), self.out.reshape(-1))
             c.all_gather(self.part_lse.view(self.W, -1), self.lse.reshape(-1))
 
     @property
     def bytes_per_rank(self):
-        return self.ob + self.lb
+        return self.send.numel()
 
     def merge(self):
         # fp32 partials (merge_attn_states takes partial_dtype from the tensor), bf16 out
@@ -661,7 +664,8 @@ def gpu_bench(comm, args):
                   f"merge {m * 1e3:6.1f} us  total {t * 1e3:8.1f} us", flush=True)
         nb = g.bytes_per_rank
         print(f"  all-gather: {comm.W} x {nb} bytes (fp32 partial out {g.ob} + lse {g.lb} per "
-              f"rank; a bf16 out would be {g.ob // 2}: +{g.ob // 2} bytes per rank)", flush=True)
+              f"rank, padded to 16 bytes; a bf16 out would be {g.ob // 2}: +{g.ob // 2} bytes per "
+              f"rank); the merge reads the receive buffer in place", flush=True)
         cp_ms = rows[0][0]
         print(f"  {comm.W} GPUs (decode + all-gather + merge, rank 0's events): "
               f"{cp_ms * 1e3:8.1f} us", flush=True)

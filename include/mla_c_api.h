@@ -675,11 +675,14 @@ MLA_API mla_status mla_execute_plan_reference(const mla_host_problem* problem,
  * is_cp_round_robin = 1) into a partial O and LSE for every query row; the caller all-gathers
  * them (NCCL, not libmla) and merges them here.
  *
- * Merge of W partial (O, LSE) pairs of the same query rows. Shapes (all contiguous, row-major):
+ * Merge of W partial (O, LSE) pairs of the same query rows. Shapes (row-major; each rank's block
+ * contiguous, the ranks' blocks partial_*_rank_stride elements apart, by default back to back):
  *   partial_out  [W, total_q, H, 512]  partial_dtype: MLA_DTYPE_FP32 or MLA_DTYPE_BF16 (what a
  *                                      rank's mla_decode_fwd writes), each normalised within its
  *                                      rank (o_k = softmax over the rank's keys @ V)
  *   partial_lse  [W, total_q, H]       fp32 natural-log LSE of each partial
+ * The rank strides let one all-gather receive buffer that holds each rank's (out, lse) packed
+ * together be merged in place, without first copying it apart.
  *   out          [total_q, H, 512]     out_dtype (device: bf16; host: bf16 or fp32)
  *   lse          [total_q, H]          fp32, or NULL (not wanted)
  * For each (row, head): lse* = m + log sum_k exp(lse_k - m) with m the largest FINITE lse_k,
@@ -698,15 +701,22 @@ typedef struct mla_merge_args {
     const float* partial_lse;     /* [W, total_q, H]                                               */
     void* out;                    /* [total_q, H, 512]                                             */
     float* lse;                   /* [total_q, H] or NULL                                          */
+    /* Appended fields: a struct_size that stops before them reads them as 0. Elements of
+     * partial_dtype from rank k's partial_out block to rank k + 1's; 0: total_q * H * 512 (back
+     * to back). Otherwise >= total_q * H * 512; on the device a multiple of 16 bytes.           */
+    int64_t partial_out_rank_stride;
+    /* floats from rank k's partial_lse block to rank k + 1's; 0: total_q * H; else >= total_q * H */
+    int64_t partial_lse_rank_stride;
 } mla_merge_args;
-#define MLA_MERGE_ARGS_INIT {sizeof(mla_merge_args), 1, 0, 16, MLA_DTYPE_FP32, MLA_DTYPE_BF16, NULL, NULL, NULL, NULL}
+#define MLA_MERGE_ARGS_INIT {sizeof(mla_merge_args), 1, 0, 16, MLA_DTYPE_FP32, MLA_DTYPE_BF16, NULL, NULL, NULL, NULL, 0, 0}
 
 /* Merges on the context's device on `stream` (CUstream; NULL = default stream) with the sm_90a
  * code object of table mla_merge (key kind=merge, outType=bf16): device pointers, validated on
  * the host before anything is launched; allocates nothing, never synchronises (CUDA graph
  * capturable); total_q == 0 launches nothing.
  * MLA_ERROR_INVALID_ARGUMENT: ctx / args / a required pointer NULL, world_size < 1, total_q < 0,
- * num_heads < 1, partial_dtype not fp32/bf16, total_q * H above 2^31 - 1, partial_out or out not
+ * num_heads < 1, partial_dtype not fp32/bf16, total_q * H above 2^31 - 1, a rank stride that is
+ * negative or smaller than one rank's block, partial_out, its rank stride in bytes or out not
  * 16-byte aligned, partial_lse or lse not 4-byte aligned, outputs that overlap each other or an
  * input. MLA_ERROR_UNSUPPORTED_SHAPE: the context is not sm_90a. MLA_ERROR_NO_KERNEL: no table
  * row for out_dtype (only bf16 has one). MLA_ERROR_TABLE: the row's launch_threads is not the

@@ -15,12 +15,14 @@ constexpr int kVDim = 512;
 struct Merge {
     mla_merge_args a{};       // with defaults applied (read_struct)
     int64_t units = 0;        // total_q * num_heads: (row, head) pairs
+    int64_t out_stride = 0;   // elements between ranks' partial_out blocks (0 resolved to units * 512)
+    int64_t lse_stride = 0;   // floats between ranks' partial_lse blocks (0 resolved to units)
 };
 
 // Validates a caller's args [INVALID_ARGUMENT naming the field: null struct or pointer, bad
-// counts or dtypes, overlapping outputs; device = true adds the kernel's rules: out_dtype bf16
-// is left to the table (NO_KERNEL), 16-byte alignment of partial_out / out, 4-byte of the LSE
-// arrays, total_q * H <= 2^31 - 1]. Touches no buffer.
+// counts, rank strides or dtypes, overlapping outputs; device = true adds the kernel's rules:
+// out_dtype bf16 is left to the table (NO_KERNEL), 16-byte alignment of partial_out, its rank
+// stride and out, 4-byte of the LSE arrays, total_q * H <= 2^31 - 1]. Touches no buffer.
 Merge check_merge(const mla_merge_args* args, bool device);
 
 // lse* and the weights of one (row, head) from its W partial LSEs (stride apart), float64:

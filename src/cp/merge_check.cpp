@@ -48,6 +48,17 @@ Merge check_merge(const mla_merge_args* args, bool device) {
     if (device)
         MLA_CHECK_ARG(m.units <= INT32_MAX, kWhere << "total_q x num_heads = " << m.units
                                                    << " exceeds 2^31 - 1 (the kernel's grid)");
+    MLA_CHECK_ARG(a.partial_out_rank_stride == 0 || a.partial_out_rank_stride >= m.units * kVDim,
+                  kWhere << "partial_out_rank_stride " << a.partial_out_rank_stride << " is smaller than one rank's "
+                         << "block (total_q x num_heads x 512 = " << m.units * kVDim << " elements; 0 = that)");
+    MLA_CHECK_ARG(a.partial_lse_rank_stride == 0 || a.partial_lse_rank_stride >= m.units,
+                  kWhere << "partial_lse_rank_stride " << a.partial_lse_rank_stride << " is smaller than one rank's "
+                         << "block (total_q x num_heads = " << m.units << " floats; 0 = that)");
+    m.out_stride = a.partial_out_rank_stride ? a.partial_out_rank_stride : m.units * kVDim;
+    m.lse_stride = a.partial_lse_rank_stride ? a.partial_lse_rank_stride : m.units;
+    MLA_CHECK_ARG(m.out_stride <= (int64_t(1) << 50) / a.world_size && m.lse_stride <= (int64_t(1) << 50) / a.world_size,
+                  kWhere << "the rank strides (" << m.out_stride << ", " << m.lse_stride << " elements) x world_size "
+                         << a.world_size << " are too large");
     if (m.units == 0) return m;
     MLA_CHECK_ARG(a.partial_out && a.partial_lse && a.out,
                   kWhere << "partial_out, partial_lse and out must not be NULL");
@@ -55,15 +66,18 @@ Merge check_merge(const mla_merge_args* args, bool device) {
         auto aligned = [](const void* p, uintptr_t n) { return reinterpret_cast<uintptr_t>(p) % n == 0; };
         MLA_CHECK_ARG(aligned(a.partial_out, 16) && aligned(a.out, 16),
                       kWhere << "partial_out and out must be 16-byte aligned");
+        MLA_CHECK_ARG(m.out_stride * int64_t(mla_dtype_size(a.partial_dtype)) % 16 == 0,
+                      kWhere << "partial_out_rank_stride " << m.out_stride << " elements is not a multiple of 16 bytes");
         MLA_CHECK_ARG(aligned(a.partial_lse, 4) && (!a.lse || aligned(a.lse, 4)),
                       kWhere << "partial_lse and lse must be 4-byte aligned");
     }
     const int64_t W = a.world_size;
     const Range out = range("out", a.out, m.units * kVDim * int64_t(mla_dtype_size(a.out_dtype)));
     const Range lse = range("lse", a.lse, m.units * 4);
+    // the inputs' spans, first rank's block to the last one's end (gaps included)
     const Range po = range("partial_out", a.partial_out,
-                           W * m.units * kVDim * int64_t(mla_dtype_size(a.partial_dtype)));
-    const Range pl = range("partial_lse", a.partial_lse, W * m.units * 4);
+                           ((W - 1) * m.out_stride + m.units * kVDim) * int64_t(mla_dtype_size(a.partial_dtype)));
+    const Range pl = range("partial_lse", a.partial_lse, ((W - 1) * m.lse_stride + m.units) * 4);
     for (const Range* x : {&out, &lse})
         for (const Range* y : {&out, &lse, &po, &pl})
             if (x != y && !(x == &lse && y == &out))

@@ -40,11 +40,11 @@ void merge_host(const Merge& m) {
     const int32_t W = a.world_size;
     std::vector<double> w(static_cast<size_t>(W)), acc(kVDim);
     for (int64_t u = 0; u < m.units; ++u) {
-        const double ls = merge_weights(a.partial_lse + u, m.units, W, w.data());
+        const double ls = merge_weights(a.partial_lse + u, m.lse_stride, W, w.data());
         for (double& v : acc) v = 0;
         for (int32_t k = 0; k < W; ++k) {
             if (w[k] == 0) continue;  // non-finite lse_k (or an underflowing weight): o_k unread
-            const int64_t base = (k * m.units + u) * kVDim;
+            const int64_t base = k * m.out_stride + u * kVDim;
             for (int d = 0; d < kVDim; ++d)
                 acc[d] += w[k] * dt::load(a.partial_dtype, a.partial_out, base + d);
         }

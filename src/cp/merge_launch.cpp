@@ -15,6 +15,8 @@ mla_merge_params merge_params(const Merge& m) {
     p.out = m.a.out;
     p.lse = m.a.lse;
     p.num_units = m.units;
+    p.out_rank_stride = m.out_stride;
+    p.lse_rank_stride = m.lse_stride;
     p.world_size = m.a.world_size;
     p.partial_bf16 = m.a.partial_dtype == MLA_DTYPE_BF16 ? 1 : 0;
     return p;

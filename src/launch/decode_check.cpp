@@ -309,21 +309,30 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
         if (!hp.reduce_supported)
             MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE, where << "no reducer for " << hk << " kernel heads");
         // spread = 1 when the launch is narrow (at most 2 CTAs per SM of 4 units each: a few
-        // long-split tiles, e.g. one request of 32K-1M tokens): the table then gives each unit
-        // more warps (mla_reduce.csv); with many tiles, one warp per unit keeps the CTAs small.
+        // long-split tiles, e.g. one request of 32K-1M tokens): the table then gives the wide
+        // reducer, one unit per CTA of 16 warps; with many tiles, mla_reduce_bf16's 4 units per
+        // CTA, one warp each, keeps the CTAs small (mla_reduce.csv).
         const bool spread = int64_t(sz.reduce_indptr_len - 1) * m <= 2 * int64_t(sz.num_clusters);
         const mla_context::LaunchRow rr = context_row_cached(ctx, (uint64_t(2) << 40) | uint64_t(spread), "mla_reduce", [&] {
             return std::map<std::string, std::string>{{"kind", "reduce"}, {"outType", "bf16"}, {"spread", spread ? "1" : "0"}};
         });
         d.reduce_row = rr.row;
         d.reduce_threads = unsigned(rr.threads < 0 ? 128 : rr.threads);
-        // mla_reduce_bf16 runs 4 units per CTA, each on launch_threads / 128 warps (1..4)
-        MLA_CHECK(d.reduce_threads >= 128 && d.reduce_threads % 128 == 0 && d.reduce_threads <= 512,
-                  MLA_ERROR_TABLE, d.reduce_row->file << ":" << d.reduce_row->line << ": launch_threads "
-                                                      << d.reduce_threads << " (the reducer takes 128, 256, 384 or 512)");
+        const long upc = d.reduce_row->get_int("launch_units_per_cta", 4);
+        // mla_reduce_bf16: 4 units per CTA, each on launch_threads / 128 warps (1..4);
+        // mla_reduce_wide_bf16: 1 unit per CTA of 512 threads
+        const bool threads_ok = upc == 4 ? d.reduce_threads >= 128 && d.reduce_threads % 128 == 0 && d.reduce_threads <= 512
+                                         : upc == 1 && d.reduce_threads == 512;
+        MLA_CHECK(threads_ok, MLA_ERROR_TABLE,
+                  d.reduce_row->file << ":" << d.reduce_row->line << ": launch_units_per_cta " << upc << " with launch_threads "
+                                     << d.reduce_threads
+                                     << " (the reducers take 4 units per CTA on 128, 256, 384 or 512 threads, or 1 on 512)");
+        // launch_pdl 1: a programmatic dependent launch (the reducer's CTAs start during the
+        // decode's tail and wait for it in the kernel: griddepcontrol)
+        d.reduce_programmatic = d.reduce_row->get_int("launch_pdl", 0) == 1;
         d.reduce_grid = unsigned(sz.reduce_indptr_len - 1);
-        // (row, head, 128-column quarter) units of a tile, 4 per CTA: at most M * 4 of them
-        d.reduce_grid_y = unsigned(m);
+        // (row, head, 128-column quarter) units of a tile: at most M * 4 of them
+        d.reduce_grid_y = unsigned(m * 4 / upc);
     }
 
     // ---- kernel params ----

@@ -1,7 +1,7 @@
 // decode_fwd.cpp - mla_decode_fwd (mla_c_api.h, DECODE section): validate everything
 // (decode_check.cpp), resolve both kernels (so that a missing code object fails before anything
 // runs), then launch the persistent decode kernel and, when the plan can split, the reducer, in
-// stream order. Allocates nothing, never synchronises (CUDA-graph capturable).
+// stream order (as a programmatic dependent launch where its table row says launch_pdl 1). Allocates nothing, never synchronises (CUDA-graph capturable).
 #include "common/error.h"
 #include "context/struct_io.h"
 #include "launch/decode_launch.h"
@@ -29,7 +29,10 @@ MLA_API mla_status mla_decode_fwd(mla_context* ctx, const mla_decode_args* args,
             rgrid.x = d.reduce_grid;
             rgrid.y = d.reduce_grid_y;
             rblock.x = d.reduce_threads;
-            ctx->runtime->launch(fred, rgrid, rblock, 0, stream, &d.reduce, sizeof d.reduce);
+            if (d.reduce_programmatic)
+                ctx->runtime->launch_programmatic(fred, rgrid, rblock, 0, stream, &d.reduce, sizeof d.reduce);
+            else
+                ctx->runtime->launch(fred, rgrid, rblock, 0, stream, &d.reduce, sizeof d.reduce);
         }
     });
 }

@@ -21,8 +21,9 @@ struct DecodeLaunch {
     unsigned threads = 0;       // launch_threads of the decode row
     unsigned smem = 0;          // launch_smem of the decode row
     unsigned reduce_grid = 0;   // planned tiles (grid x)
-    unsigned reduce_grid_y = 1; // CTAs per tile (grid y): M rows x 4 column quarters / warps per CTA
+    unsigned reduce_grid_y = 1; // CTAs per tile (grid y): M rows x 4 column quarters / units_per_cta
     unsigned reduce_threads = 0;
+    bool reduce_programmatic = false;  // mla_reduce.csv launch_pdl: programmatic dependent launch
     int row_tile = 0;           // M
     int kernel_heads = 0;
     int qk_batch_ratio = 1;

@@ -53,6 +53,25 @@ void* const CU_LAUNCH_PARAM_END = reinterpret_cast<void*>(0x00);
 void* const CU_LAUNCH_PARAM_BUFFER_POINTER = reinterpret_cast<void*>(0x01);
 void* const CU_LAUNCH_PARAM_BUFFER_SIZE = reinterpret_cast<void*>(0x02);
 
+// cuLaunchKernelEx's config (CUlaunchConfig, CUlaunchAttribute of the CUDA 12 driver API; the
+// attribute value is a 64-byte union of which libmla sets one int).
+constexpr int CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6;
+struct CUlaunchAttribute {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int programmatic_stream_serialization_allowed;
+    } value;
+};
+struct CUlaunchConfig {
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+    CUstream stream;
+    CUlaunchAttribute* attrs;
+    unsigned num_attrs;
+};
+static_assert(sizeof(CUlaunchAttribute) == 72 && sizeof(CUlaunchConfig) == 56, "CUDA driver ABI");
+
 // The ABI version every entry point is resolved at (see the file comment).
 constexpr int kCudaApiVersion = 12000;
 
@@ -76,6 +95,7 @@ using GetProcAddressV1 = CUresult(const char*, void**, int, cuuint64_t);
     X(cuFuncSetAttribute, CUresult(CUfunction, int, int))                                     \
     X(cuLaunchKernel, CUresult(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,  \
                                unsigned, unsigned, CUstream, void**, void**))                 \
+    X(cuLaunchKernelEx, CUresult(const CUlaunchConfig*, CUfunction, void**, void**))          \
     X(cuMemAlloc, CUresult(CUdeviceptr*, size_t))                                             \
     X(cuMemFree, CUresult(CUdeviceptr))                                                       \
     X(cuMemcpyHtoDAsync, CUresult(CUdeviceptr, const void*, size_t, CUstream))                \
@@ -192,6 +212,20 @@ public:
         check(s_.cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z,
                                 dynamic_shared, stream, nullptr, extra),
               MLA_ERROR_LAUNCH, "cuLaunchKernel");
+    }
+
+    void launch_programmatic(Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream,
+                             const void* args, size_t args_bytes) override {
+        check_pid();
+        size_t size = args_bytes;
+        void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
+                         CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+        CUlaunchAttribute attr{};
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmatic_stream_serialization_allowed = 1;
+        const CUlaunchConfig cfg{grid.x, grid.y, grid.z, block.x, block.y, block.z, dynamic_shared, stream, &attr, 1};
+        check(s_.cuLaunchKernelEx(&cfg, f, nullptr, extra), MLA_ERROR_LAUNCH,
+              "cuLaunchKernelEx(PROGRAMMATIC_STREAM_SERIALIZATION)");
     }
 
     void* malloc(size_t bytes) override {

@@ -62,6 +62,14 @@ public:
     // HIP_LAUNCH_PARAM_BUFFER_POINTER "extra" form) [LAUNCH].
     virtual void launch(Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream,
                         const void* args, size_t args_bytes) = 0;
+    // launch() as a programmatic dependent launch: the kernel may start while the kernel before
+    // it in the stream still runs, and must execute `griddepcontrol.wait` before it reads that
+    // kernel's output (CUDA: cuLaunchKernelEx with PROGRAMMATIC_STREAM_SERIALIZATION, sm_90+).
+    // Runtimes without it launch plainly (this default) [LAUNCH].
+    virtual void launch_programmatic(Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream,
+                                     const void* args, size_t args_bytes) {
+        launch(f, grid, block, dynamic_shared, stream, args, args_bytes);
+    }
 
     // Memory, streams and events for tests, benchmarks and the CLI [LAUNCH].
     virtual void* malloc(size_t bytes) = 0;

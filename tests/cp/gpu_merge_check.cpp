@@ -2,7 +2,9 @@
 // host merge (mla_merge_attn_states_host, float64) over random partials, through the public API
 // only. Partial LSEs include -inf (the rank saw no key), +inf and NaN (foreign "empty" markers),
 // whole rows of them, and gaps of 1000; the O of every such partial is NaN, so a kernel that
-// reads one fails. W in 1..40 (above 32: the lane loop), fp32 and bf16 partials, lse NULL.
+// reads one fails. W in 1..40 (above 32: the lane loop), fp32 and bf16 partials, lse NULL, and
+// packed partials: one buffer of per-rank [out | lse | padding] blocks (what an all-gather of each
+// rank's out and lse bytes receives) merged through the rank strides.
 // Prints one "PASS gpu_merge ..." or "FAIL gpu_merge ..." line; exit 0 / 1, 77 without a
 // CUDA device or on a non-sm_90a device. Runs in well under a second of GPU time.
 #include <cmath>
@@ -38,6 +40,7 @@ float from_bf16(uint16_t h) {
 struct Case {
     int W, total_q, heads;
     bool bf16_in, want_lse;
+    bool packed = false;  // one buffer of per-rank [out | lse | pad to 16 bytes] blocks
 };
 
 std::string run_case(mla_context* ctx, const Case& c, uint32_t seed) {
@@ -75,8 +78,17 @@ std::string run_case(mla_context* ctx, const Case& c, uint32_t seed) {
     a.out = want.data();
     a.lse = want_lse.data();
     if (mla_merge_attn_states_host(&a) != MLA_SUCCESS) return std::string("host merge: ") + mla_last_error();
-    // device
-    const size_t po_bytes = n_po * (c.bf16_in ? 2 : 4);
+    // device; packed: rank k's block at k * blk bytes, its lse after its out
+    const size_t eb = c.bf16_in ? 2 : 4, out_b = units * kV * eb, blk = (out_b + units * 4 + 31) / 16 * 16;
+    std::vector<unsigned char> pk;
+    if (c.packed) {
+        pk.assign(c.W * blk, 0xFF);  // NaN padding
+        for (int k = 0; k < c.W; ++k) {
+            std::memcpy(&pk[k * blk], static_cast<const char*>(a.partial_out) + k * out_b, out_b);
+            std::memcpy(&pk[k * blk + out_b], &pl[k * units], units * 4);
+        }
+    }
+    const size_t po_bytes = c.packed ? pk.size() : n_po * eb;
     void *d_po = nullptr, *d_pl = nullptr, *d_out = nullptr, *d_lse = nullptr;
     std::string err;
     auto ok = [&](mla_status st, const char* what) {
@@ -87,13 +99,18 @@ std::string run_case(mla_context* ctx, const Case& c, uint32_t seed) {
         ok(mla_device_malloc(ctx, &d_pl, pl.size() * 4), "malloc") &&
         ok(mla_device_malloc(ctx, &d_out, units * kV * 2), "malloc") &&
         ok(mla_device_malloc(ctx, &d_lse, units * 4), "malloc") &&
-        ok(mla_memcpy_htod(ctx, d_po, a.partial_out, po_bytes, nullptr), "htod") &&
+        ok(mla_memcpy_htod(ctx, d_po, c.packed ? pk.data() : a.partial_out, po_bytes, nullptr), "htod") &&
         ok(mla_memcpy_htod(ctx, d_pl, pl.data(), pl.size() * 4, nullptr), "htod") &&
         ok(mla_memset_d8(ctx, d_out, 0xFF, units * kV * 2, nullptr), "memset") &&
         ok(mla_memset_d8(ctx, d_lse, 0xFF, units * 4, nullptr), "memset")) {
         mla_merge_args g = a;
         g.partial_out = d_po;
         g.partial_lse = static_cast<const float*>(d_pl);
+        if (c.packed) {
+            g.partial_lse = reinterpret_cast<const float*>(static_cast<const char*>(d_po) + out_b);
+            g.partial_out_rank_stride = int64_t(blk / eb);
+            g.partial_lse_rank_stride = int64_t(blk / 4);
+        }
         g.out = d_out;
         g.lse = c.want_lse ? static_cast<float*>(d_lse) : nullptr;
         std::vector<uint16_t> got(units * kV);
@@ -135,6 +152,7 @@ int main() {
         {3, 64, 128, false, false}, {4, 33, 128, true, true}, {8, 17, 16, false, true},
         {2, 1, 1, true, true},     {40, 3, 16, false, true},  {33, 2, 128, true, true},
         {2, 256, 128, true, true},
+        {2, 1, 16, false, true, true}, {3, 7, 128, true, true, true}, {40, 3, 16, false, false, true},
     };
     int n = 0, failed = 0;
     for (const Case& c : cases) {
@@ -142,8 +160,8 @@ int main() {
         ++n;
         if (!e.empty()) {
             ++failed;
-            std::printf("  case W=%d total_q=%d heads=%d %s lse=%d: %s\n", c.W, c.total_q, c.heads,
-                        c.bf16_in ? "bf16" : "fp32", int(c.want_lse), e.c_str());
+            std::printf("  case W=%d total_q=%d heads=%d %s lse=%d packed=%d: %s\n", c.W, c.total_q, c.heads,
+                        c.bf16_in ? "bf16" : "fp32", int(c.want_lse), int(c.packed), e.c_str());
         }
     }
     // total_q 0: nothing to do.

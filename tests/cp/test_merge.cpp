@@ -130,6 +130,38 @@ TEST_CASE("host merge: W = 1 and bf16 partials and output and lse NULL", "[cp][m
     CHECK(l1v == one.lse);
 }
 
+TEST_CASE("host merge: rank strides read a packed all-gather buffer as the contiguous arrays", "[cp][merge]") {
+    // What an all-gather of each rank's [out | lse] bytes receives: rank k's out block, then its
+    // lse block, then 4 floats of padding, then rank k + 1's. Merged through the rank strides it
+    // gives the same bytes as the contiguous arrays.
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    const int W = 3, TQ = 2, H = 3;
+    Parts p(W, TQ, H);
+    for (float& v : p.o) v = u(rng);
+    for (float& v : p.lse) v = 4 * u(rng);
+    p.l(1, 4) = -kInf;
+    const int64_t units = p.units(), rank = units * kV + units + 4;
+    std::vector<float> packed(size_t(W * rank), kNaN);
+    for (int k = 0; k < W; ++k) {
+        std::copy(p.row(k, 0), p.row(k, 0) + units * kV, packed.begin() + k * rank);
+        std::copy(&p.l(k, 0), &p.l(k, 0) + units, packed.begin() + k * rank + units * kV);
+    }
+    std::vector<float> want(size_t(units) * kV), want_lse(units), got(want.size()), got_lse(units);
+    mla_merge_args a = args_of(p, want.data(), want_lse.data());
+    REQUIRE(mla_merge_attn_states_host(&a) == MLA_SUCCESS);
+    a = args_of(p, got.data(), got_lse.data());
+    a.partial_out = packed.data();
+    a.partial_lse = packed.data() + units * kV;
+    a.partial_out_rank_stride = rank;
+    a.partial_lse_rank_stride = rank;
+    REQUIRE(mla_merge_attn_states_host(&a) == MLA_SUCCESS);
+    CHECK(got == want);
+    CHECK(got_lse == want_lse);
+    // a rank's lse 4 is -inf: unit 4 merges ranks 0 and 2 only
+    CHECK(std::isfinite(got_lse[4]));
+}
+
 TEST_CASE("host merge: bad arguments write nothing", "[cp][merge]") {
     Parts p(2, 2, 4);
     std::vector<float> out(size_t(2) * 4 * kV, 42.0f), lse(8, 42.0f);
@@ -164,6 +196,23 @@ TEST_CASE("host merge: bad arguments write nothing", "[cp][merge]") {
     a = args_of(p, out.data(), lse.data());
     a.out = p.o.data() + kV;  // inside partial_out
     expect(a, "out overlaps partial_out");
+    a = args_of(p, out.data(), lse.data());
+    a.partial_out_rank_stride = 4 * kV - 1;  // one rank's block is 2 x 4 x 512 elements
+    expect(a, "partial_out_rank_stride 2047 is smaller than one rank's block");
+    a = args_of(p, out.data(), lse.data());
+    a.partial_lse_rank_stride = -8;
+    expect(a, "partial_lse_rank_stride -8 is smaller");
+    {
+        // partial_out's span runs from rank 0's block to the end of rank 1's, 3 blocks later:
+        // an out in the gap between them overlaps it
+        std::vector<float> big(size_t(4) * 8 * kV, 7.0f);
+        a = args_of(p, out.data(), lse.data());
+        a.partial_out = big.data();
+        a.partial_out_rank_stride = 3 * 8 * kV;
+        a.out = big.data() + 8 * kV;
+        expect(a, "out overlaps partial_out");
+        for (float v : big) REQUIRE(v == 7.0f);
+    }
     a = args_of(p, out.data(), lse.data());
     a.struct_size = 0;
     expect(a, "struct_size");
@@ -211,6 +260,8 @@ void emulate_merge(const fake_rt_launch_record* l, void*) {
     a.partial_lse = p.partial_lse;
     a.out = p.out;
     a.lse = p.lse;
+    a.partial_out_rank_stride = p.out_rank_stride;
+    a.partial_lse_rank_stride = p.lse_rank_stride;
     (void)mla_merge_attn_states_host(&a);
 }
 
@@ -274,6 +325,8 @@ TEST_CASE("sm_90a merge launch on the fake runtime", "[cp][merge][fake]") {
     CHECK(p.out == out.p);
     CHECK(p.lse == lse.p);
     CHECK(p.num_units == int64_t(units));
+    CHECK(p.out_rank_stride == int64_t(units) * kV);  // 0 in the args: back to back
+    CHECK(p.lse_rank_stride == int64_t(units));
     CHECK(p.world_size == W);
     CHECK(p.partial_bf16 == 0);
     // The emulation ran the host merge on the launched params: same bytes as the direct call.
@@ -299,10 +352,21 @@ TEST_CASE("sm_90a merge launch on the fake runtime", "[cp][merge][fake]") {
     CHECK(p.lse == nullptr);
     CHECK(p.num_units == 1);
 
+    // rank strides as given (elements): the params carry them
+    a.partial_dtype = MLA_DTYPE_FP32;
+    a.partial_out_rank_stride = 2 * kV;
+    a.partial_lse_rank_stride = 7;
+    REQUIRE(mla_merge_attn_states(ctx, &a, nullptr) == MLA_SUCCESS);
+    REQUIRE(fake_rt_launch_count() == 3);
+    std::memcpy(&p, fake_rt_launch(2)->args, sizeof p);
+    CHECK(p.out_rank_stride == 2 * kV);
+    CHECK(p.lse_rank_stride == 7);
+    a.partial_out_rank_stride = a.partial_lse_rank_stride = 0;
+
     // total_q 0: success, nothing launched.
     a.total_q = 0;
     CHECK(mla_merge_attn_states(ctx, &a, nullptr) == MLA_SUCCESS);
-    CHECK(fake_rt_launch_count() == 2);
+    CHECK(fake_rt_launch_count() == 3);
 
     // Bad input: status, nothing launched.
     auto expect = [&](mla_merge_args b, mla_status want_st, const char* what) {
@@ -310,7 +374,7 @@ TEST_CASE("sm_90a merge launch on the fake runtime", "[cp][merge][fake]") {
         CHECK(mla_merge_attn_states(ctx, &b, nullptr) == want_st);
         INFO(mla_last_error());
         CHECK(std::string(mla_last_error()).find(what) != std::string::npos);
-        CHECK(fake_rt_launch_count() == 2);
+        CHECK(fake_rt_launch_count() == 3);
     };
     a.total_q = TQ;
     a.num_heads = H;
@@ -321,6 +385,9 @@ TEST_CASE("sm_90a merge launch on the fake runtime", "[cp][merge][fake]") {
     b = a;
     b.lse = reinterpret_cast<float*>(reinterpret_cast<char*>(lse.p) + 2);
     expect(b, MLA_ERROR_INVALID_ARGUMENT, "4-byte aligned");
+    b = a;
+    b.partial_out_rank_stride = int64_t(units) * kV + 2;  // 8 bytes past a rank's block
+    expect(b, MLA_ERROR_INVALID_ARGUMENT, "not a multiple of 16 bytes");
     b = a;
     b.out_dtype = MLA_DTYPE_FP32;  // the host merge's option; no sm_90a row
     expect(b, MLA_ERROR_NO_KERNEL, "outType");
@@ -333,7 +400,7 @@ TEST_CASE("sm_90a merge launch on the fake runtime", "[cp][merge][fake]") {
     expect(b, MLA_ERROR_INVALID_ARGUMENT, "exceeds 2^31 - 1");
     CHECK(mla_merge_attn_states(nullptr, &a, nullptr) == MLA_ERROR_INVALID_ARGUMENT);
     CHECK(mla_merge_attn_states(ctx, nullptr, nullptr) == MLA_ERROR_INVALID_ARGUMENT);
-    CHECK(fake_rt_launch_count() == 2);
+    CHECK(fake_rt_launch_count() == 3);
     mla_context_destroy(ctx);
 }
 

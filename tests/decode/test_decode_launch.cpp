@@ -152,13 +152,18 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
     if (c.sz.partial_rows > 0) {
         REQUIRE(fake_rt_launch_count() == 2);
         const fake_rt_launch_record* rr = fake_rt_launch(1);
-        CHECK(std::string(rr->symbol) == "mla_reduce_bf16");
-        CHECK(rr->grid[0] == unsigned(c.sz.reduce_indptr_len - 1));
-        CHECK(rr->grid[1] == 16u);  // 16 rows x 4 column quarters / 4 units per CTA
-        // mla_reduce.csv: spread = 1 (4 warps per unit) when tiles x M <= 2 x clusters
+        // mla_reduce.csv: spread = 1 (the wide reducer, one unit per CTA of 512 threads) when
+        // tiles x M <= 2 x clusters, else 4 units per CTA of 128 threads
         const bool spread = (c.sz.reduce_indptr_len - 1) * 16 <= 2 * int64_t(c.sz.num_clusters);
+        CHECK(std::string(rr->symbol) == (spread ? "mla_reduce_wide_bf16" : "mla_reduce_bf16"));
+        CHECK(rr->grid[0] == unsigned(c.sz.reduce_indptr_len - 1));
+        CHECK(rr->grid[1] == (spread ? 64u : 16u));  // 16 rows x 4 column quarters / units per CTA
         CHECK(rr->block[0] == (spread ? 512u : 128u));
         CHECK(rr->shared == 0);
+        // mla_reduce.csv launch_pdl 1: cuLaunchKernelEx, programmatic stream serialization; the
+        // decode kernel itself is a plain launch
+        CHECK(rr->programmatic == 1);
+        CHECK(fake_rt_launch(0)->programmatic == 0);
         REQUIRE(rr->args_bytes == sizeof(mla_reduce_params));
         mla_reduce_params rp;
         std::memcpy(&rp, rr->args, sizeof rp);
@@ -178,13 +183,17 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
 }
 
 TEST_CASE("decode launch: the reducer row follows the split shape (mla_reduce.csv spread)", "[decode]") {
-    // One long request splits into one tile of many fragments: spread = 1, 512 threads (4 warps
-    // per unit). 64 requests x 16 rows: 64 tiles x 16 CTAs > 2 x 132 clusters: spread = 0, 128.
+    // One long request splits into one tile of many fragments: spread = 1, the wide reducer (one
+    // (row, head, quarter) unit per CTA of 512 threads: M x 4 CTAs per tile). 64 requests x 16
+    // rows: 64 tiles x 16 > 2 x 132 clusters: spread = 0, mla_reduce_bf16 (4 units per CTA of 128).
     struct K {
         int B, H, kv;
+        const char* symbol;
         unsigned threads, grid_y;
     };
-    const K ks[] = {{1, 16, 32768, 512u, 16u}, {1, 128, 32768, 512u, 64u}, {64, 16, 1024, 128u, 16u}};
+    const K ks[] = {{1, 16, 32768, "mla_reduce_wide_bf16", 512u, 64u},
+                    {1, 128, 32768, "mla_reduce_wide_bf16", 512u, 256u},
+                    {64, 16, 1024, "mla_reduce_bf16", 128u, 16u}};
     for (const K& k : ks) {
         INFO("B " << k.B << " heads " << k.H << " kv " << k.kv);
         mla_context* ctx = make_ctx();
@@ -193,7 +202,7 @@ TEST_CASE("decode launch: the reducer row follows the split shape (mla_reduce.cs
         REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
         REQUIRE(fake_rt_launch_count() == 2);
         const fake_rt_launch_record* rr = fake_rt_launch(1);
-        CHECK(std::string(rr->symbol) == "mla_reduce_bf16");
+        CHECK(std::string(rr->symbol) == k.symbol);
         CHECK(rr->block[0] == k.threads);
         CHECK(rr->grid[1] == k.grid_y);
         mla_context_destroy(ctx);
@@ -437,7 +446,8 @@ TEST_CASE("decode launch: round-robin context parallel launches the cprr row wit
         CHECK(fake_rt_launch_count() - n_plain == n_plain);
         if (c.sz.partial_rows > 0) {
             REQUIRE(fake_rt_launch_count() == n_plain + 2);
-            CHECK(std::string(fake_rt_launch(n_plain + 1)->symbol) == "mla_reduce_bf16");
+            CHECK(std::string(fake_rt_launch(n_plain + 1)->symbol) == fake_rt_launch(1)->symbol);
+            CHECK(fake_rt_launch(n_plain + 1)->grid[1] == fake_rt_launch(1)->grid[1]);
         }
         mla_context_destroy(ctx);
     }
@@ -623,7 +633,7 @@ TEST_CASE("decode launch: fp32 out sets out_fp32 in the decode and the reduce pa
             REQUIRE(n_bf == 2);
             const fake_rt_launch_record* rr0 = fake_rt_launch(1);
             const fake_rt_launch_record* rr = fake_rt_launch(n_bf + 1);
-            CHECK(std::string(rr->symbol) == "mla_reduce_bf16");  // the one reducer writes both
+            CHECK(std::string(rr->symbol) == rr0->symbol);  // the same reducer writes both
             REQUIRE(rr->args_bytes == sizeof(mla_reduce_params));
             CHECK(param_i32(rr0, offsetof(mla_reduce_params, out_fp32)) == 0);
             CHECK(param_i32(rr, offsetof(mla_reduce_params, out_fp32)) == 1);

@@ -138,7 +138,8 @@ int get_function(State& s, void** out, void* module, const char* name) {
 
 // Records a launch and runs its emulation (if any) with the lock released.
 int launch(std::unique_lock<std::mutex>& lock, State& s, int api, void* f, const unsigned* dims,
-           unsigned shared, void* stream, void** params, void** extra, void* end_token) {
+           unsigned shared, void* stream, void** params, void** extra, void* end_token,
+           int programmatic = 0) {
     bool found = false;
     for (Function& x : s.functions) found = found || (&x == f);
     if (!found) return kInvalidHandle;
@@ -153,6 +154,7 @@ int launch(std::unique_lock<std::mutex>& lock, State& s, int api, void* f, const
     }
     r.shared = shared;
     r.stream = stream;
+    r.programmatic = programmatic;
     if (extra) {
         const void* buf = nullptr;
         size_t bytes = 0;
@@ -459,6 +461,33 @@ FAKE_EXPORT CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned 
     return launch(lock, s, FAKE_RT_CUDA, f, dims, shared, stream, params, extra,
                   reinterpret_cast<void*>(0));
 }
+// cuLaunchKernelEx's config as the CUDA 12 driver API lays it out (see cuda_driver.cpp)
+struct FakeLaunchAttribute {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int value;
+    } v;
+};
+struct FakeLaunchConfig {
+    unsigned gx, gy, gz, bx, by, bz, shared;
+    void* stream;
+    FakeLaunchAttribute* attrs;
+    unsigned num_attrs;
+};
+FAKE_EXPORT CUresult cuLaunchKernelEx(const FakeLaunchConfig* c, void* f, void** params, void** extra) {
+    FAKE_ENTER("cuLaunchKernelEx");
+    if (!c || (c->num_attrs && !c->attrs)) return kInvalidValue;
+    int programmatic = 0;
+    for (unsigned i = 0; i < c->num_attrs; ++i) {
+        if (c->attrs[i].id != 6) return kInvalidValue;  // only PROGRAMMATIC_STREAM_SERIALIZATION
+        programmatic = c->attrs[i].v.value;
+    }
+    const unsigned dims[6] = {c->gx, c->gy, c->gz, c->bx, c->by, c->bz};
+    return launch(lock, s, FAKE_RT_CUDA, f, dims, c->shared, c->stream, params, extra,
+                  reinterpret_cast<void*>(0), programmatic);
+}
 FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
     FAKE_ENTER("cuMemAlloc");
     void* out = nullptr;
@@ -531,6 +560,7 @@ const std::map<std::string, void*>& proc_table() {
         FAKE_PROC("cuModuleGetFunction", cuModuleGetFunction),
         FAKE_PROC("cuFuncSetAttribute", cuFuncSetAttribute),
         FAKE_PROC("cuLaunchKernel", cuLaunchKernel),
+        FAKE_PROC("cuLaunchKernelEx", cuLaunchKernelEx),
         FAKE_PROC("cuMemAlloc", cuMemAlloc_v2),
         FAKE_PROC("cuMemFree", cuMemFree_v2),
         FAKE_PROC("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync_v2),

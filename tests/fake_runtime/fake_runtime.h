@@ -38,7 +38,7 @@ extern "C" {
 #define FAKE_RT_MAX_ARGS 4096
 #define FAKE_RT_IMAGE_HEADER 16
 
-/* One kernel launch (cuLaunchKernel / hipModuleLaunchKernel). */
+/* One kernel launch (cuLaunchKernel, cuLaunchKernelEx / hipModuleLaunchKernel). */
 typedef struct fake_rt_launch_record {
     int api;                 /* FAKE_RT_CUDA or FAKE_RT_HIP                                     */
     char symbol[256];        /* kernel name the function was looked up with                     */
@@ -50,6 +50,7 @@ typedef struct fake_rt_launch_record {
     int packed;              /* 1: "extra" packed-buffer form; 0: kernelParams form (args empty) */
     size_t args_bytes;       /* size given with *_LAUNCH_PARAM_BUFFER_SIZE                       */
     unsigned char args[FAKE_RT_MAX_ARGS]; /* copy of the packed argument buffer                 */
+    int programmatic;        /* 1: cuLaunchKernelEx with PROGRAMMATIC_STREAM_SERIALIZATION = 1    */
 } fake_rt_launch_record;
 
 /* Host emulation of a kernel, called (outside the fake's lock) after the launch is recorded. */

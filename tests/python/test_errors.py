@@ -338,3 +338,22 @@ def test_check_cp_shard_on_the_host():
         libmla.check_cp_shard(g, [0] * 7, [1] * 6, 1, 0, 0)
     with pytest.raises(TypeError, match="device tensor"):
         libmla.check_cp_shard(FakeCAI((7,), "<i4"), [0] * 7, [1] * 6, 1, 3, 0)
+
+
+def test_merge_rank_strides_are_checked_before_any_c_call(spy):
+    """merge_attn_states takes each rank's block contiguous with any rank stride (views of a packed
+    all-gather buffer); blocks that are not contiguous or that overlap raise before any C call."""
+    W, T, H, V = 2, 3, 4, 512
+    blk = T * H * V + T * H + 4  # floats per rank in a packed [out | lse | pad] buffer
+    out = FakeCAI((T, H, V), "<u2")
+    po = FakeCAI((W, T, H, V), "<f4", strides=(blk * 4, H * V * 4, V * 4, 4))
+    pl = FakeCAI((W, T, H), "<f4", strides=(blk * 4, H * 4, 4))
+    bad = [(FakeCAI((W, T, H, V), "<f4", strides=(blk * 4, H * V * 4, V * 8, 4)), pl,
+            "each rank's block must be contiguous"),
+           (FakeCAI((W, T, H, V), "<f4", strides=(V * 4, H * V * 4, V * 4, 4)), pl,
+            "the ranks' blocks overlap"),
+           (po, FakeCAI((W, T, H), "<f4", strides=(4 * 4, H * 4, 4)), "the ranks' blocks overlap")]
+    for a, b, match in bad:
+        with pytest.raises(ValueError, match=match):
+            libmla.merge_attn_states(a, b, out=out, return_lse=False, device=0)
+    assert spy.calls == []

@@ -314,6 +314,29 @@ def test_merge_attn_states_matches_host_merge(W, partial_dtype):
     assert (got[7] == 0).all()
 
 
+def test_merge_attn_states_reads_a_packed_all_gather_buffer():
+    """Views of one [W, out | lse] fp32 byte buffer (what an all-gather of each rank's packed
+    partials receives) merge to the same bytes as the contiguous arrays: the rank strides."""
+    torch = _torch()
+    g = torch.Generator().manual_seed(9)
+    W, T_, H = 3, 5, 16
+    po = torch.randn(W, T_, H, V, generator=g, dtype=torch.float32)
+    pl = torch.randn(W, T_, H, generator=g, dtype=torch.float32) * 3
+    pl[1, 2] = -math.inf
+    ob, lb = T_ * H * V, T_ * H
+    recv = torch.full((W, ob + lb + 4), math.nan, dtype=torch.float32)
+    recv[:, :ob] = po.reshape(W, -1)
+    recv[:, ob:ob + lb] = pl.reshape(W, -1)
+    recv = recv.cuda()
+    out_v, lse_v = recv[:, :ob].view(W, T_, H, V), recv[:, ob:ob + lb].view(W, T_, H)
+    assert not out_v.is_contiguous()
+    got, got_lse = libmla.merge_attn_states(out_v, lse_v)
+    want, want_lse = libmla.merge_attn_states(po.cuda(), pl.cuda())
+    torch.cuda.synchronize()
+    assert torch.equal(got, want)
+    assert torch.equal(got_lse, want_lse)
+
+
 def test_merge_attn_states_input_errors():
     torch = _torch()
     po = torch.zeros(2, 3, 4, V, device="cuda")

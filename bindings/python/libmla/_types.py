@@ -254,9 +254,11 @@ class mla_merge_args(_Versioned):
     _fields_ = [("struct_size", ctypes.c_size_t), ("world_size", ctypes.c_int32),
                 ("total_q", ctypes.c_int32), ("num_heads", ctypes.c_int32),
                 ("partial_dtype", c_enum), ("out_dtype", c_enum), ("partial_out", c_ptr),
-                ("partial_lse", c_ptr), ("out", c_ptr), ("lse", c_ptr)]
+                ("partial_lse", c_ptr), ("out", c_ptr), ("lse", c_ptr),
+                ("partial_out_rank_stride", ctypes.c_int64),
+                ("partial_lse_rank_stride", ctypes.c_int64)]
     _defaults_ = dict(world_size=1, total_q=0, num_heads=16, partial_dtype=DType.FP32,
-                      out_dtype=DType.BF16)
+                      out_dtype=DType.BF16, partial_out_rank_stride=0, partial_lse_rank_stride=0)
 
 
 class mla_decode_args(_Versioned):

@@ -62,11 +62,30 @@ def merge_attn_states_host(partial_out, partial_lse, *, out_dtype="fp32"):
     return out, lse
 
 
+def _rank_stride(a, what):
+    """Elements from rank k's block of a [W, ...] device array to rank k + 1's (0 for W = 1): the
+    dimensions after the first must be contiguous, the ranks' blocks must not overlap."""
+    acc = 1
+    for s, st in zip(reversed(a.shape[1:]), reversed(a.strides[1:])):
+        if s > 1 and st != acc:
+            raise ValueError(f"{what}: each rank's block must be contiguous, got strides {a.strides}")
+        acc *= s
+    block = acc
+    if a.shape[0] <= 1:
+        return 0
+    if a.strides[0] < block:
+        raise ValueError(f"{what}: the ranks' blocks overlap (rank stride {a.strides[0]} < "
+                         f"{block} elements)")
+    return a.strides[0]
+
+
 def merge_attn_states(partial_out, partial_lse, *, out=None, lse=None, return_lse=True,
                       stream=None, device=None):
     """The merge on the GPU (sm_90a code object, mla_merge_attn_states): partial_out
-    [W, total_q, H, 512] float32 or bfloat16 and partial_lse [W, total_q, H] float32, contiguous
-    torch CUDA tensors (or __cuda_array_interface__ objects). Returns (out [total_q, H, 512]
+    [W, total_q, H, 512] float32 or bfloat16 and partial_lse [W, total_q, H] float32, torch CUDA
+    tensors (or __cuda_array_interface__ objects), each rank's [total_q, H, ...] block contiguous,
+    the ranks any stride apart (partial_*_rank_stride): views of one all-gather buffer of packed
+    per-rank (out, lse) bytes are merged without copying them apart. Returns (out [total_q, H, 512]
     bfloat16, lse [total_q, H] float32 or None); out / lse may be given (contiguous, same device).
     Runs on torch's current stream by default. TypeError / ValueError before any C call;
     MlaError from the library."""
@@ -76,11 +95,13 @@ def merge_attn_states(partial_out, partial_lse, *, out=None, lse=None, return_ls
     pl = device_array(partial_lse, "partial_lse")
     if po.shape is None or pl.shape is None:
         raise TypeError("partial_out and partial_lse must be tensors with a shape (not raw pointers)")
-    _check(po, "partial_out", ("fp32", "bf16"), ndim=4, contiguous=True)
+    _check(po, "partial_out", ("fp32", "bf16"), ndim=4)
     if po.shape[3] != V_DIM:
         raise ValueError(f"partial_out must be [W, total_q, H, {V_DIM}], got {po.shape}")
     W, total_q, H, _ = po.shape
-    _check(pl, "partial_lse", ("fp32",), shape=(W, total_q, H), ndim=3, contiguous=True)
+    _check(pl, "partial_lse", ("fp32",), shape=(W, total_q, H), ndim=3)
+    out_stride = _rank_stride(po, "partial_out")
+    lse_stride = _rank_stride(pl, "partial_lse")
     use_torch = po.is_torch
     dev = _device_of([po, pl], device)
     if out is None:
@@ -104,6 +125,7 @@ def merge_attn_states(partial_out, partial_lse, *, out=None, lse=None, return_ls
     a.partial_dtype = T.DType.FP32 if po.dtype == "fp32" else T.DType.BF16
     a.out_dtype = T.DType.BF16
     a.partial_out, a.partial_lse, a.out = po.ptr, pl.ptr, o.ptr
+    a.partial_out_rank_stride, a.partial_lse_rank_stride = out_stride, lse_stride
     a.lse = lo.ptr if lo is not None else None
     ctx = context(dev)
     st = _resolve_stream(stream, use_torch, dev)

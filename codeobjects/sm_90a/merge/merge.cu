@@ -41,7 +41,7 @@ extern "C" __global__ void __launch_bounds__(MLA_MERGE_THREADS)
 
     float m = -INFINITY;
     for (int k = lane; k < W; k += 32) {
-        const float x = __ldg(p.partial_lse + int64_t(k) * p.num_units + u);
+        const float x = __ldg(p.partial_lse + int64_t(k) * p.lse_rank_stride + u);
         if (finite_lse(x)) m = fmaxf(m, x);
     }
 #pragma unroll
@@ -49,7 +49,7 @@ extern "C" __global__ void __launch_bounds__(MLA_MERGE_THREADS)
     float sum = 0.f;
     if (m > -INFINITY)
         for (int k = lane; k < W; k += 32) {
-            const float x = __ldg(p.partial_lse + int64_t(k) * p.num_units + u);
+            const float x = __ldg(p.partial_lse + int64_t(k) * p.lse_rank_stride + u);
             if (finite_lse(x)) sum += expf(x - m);
         }
 #pragma unroll
@@ -61,10 +61,10 @@ extern "C" __global__ void __launch_bounds__(MLA_MERGE_THREADS)
     for (int c = 0; c < 4; ++c) acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
     if (lse > -INFINITY)
         for (int k = 0; k < W; ++k) {
-            const float x = __ldg(p.partial_lse + int64_t(k) * p.num_units + u);
+            const float x = __ldg(p.partial_lse + int64_t(k) * p.lse_rank_stride + u);
             if (!finite_lse(x)) continue;  // weight 0: o_k is never read
             const float wgt = expf(x - lse);
-            const int64_t base = (int64_t(k) * p.num_units + u) * kDV + 4 * lane;
+            const int64_t base = int64_t(k) * p.out_rank_stride + u * kDV + 4 * lane;
             float4 v[4];
 #pragma unroll
             for (int c = 0; c < 4; ++c) v[c] = load4(p, base + c * 128);

@@ -1,6 +1,8 @@
-// mla_reduce.cu - sm_90a split-KV reducer (mla_reduce_bf16): merges the fp32 partial rows of
-// every split qo tile into bf16 (or fp32, out_fp32) out and fp32 LSE (docs/plan-layout.md "Reduce").
+// mla_reduce.cu - sm_90a split-KV reducers: merge the fp32 partial rows of every split qo tile
+// into bf16 (or fp32, out_fp32) out and fp32 LSE (docs/plan-layout.md "Reduce"). Two kernels, one
+// params struct; mla_reduce.csv picks one by `spread` and gives its units per CTA.
 //
+// mla_reduce_bf16 (many tiles, units_per_cta 4):
 // Grid: x = planned tile (reduce_indptr_len - 1; unsplit tiles return), y = groups of 4 units.
 // A unit is (row, head, 128-column quarter) of the tile; CTA y takes units y * 4 + slot (+ 4
 // gridDim.y ...), and each unit's fragments are split over the S = blockDim.x / 128 warps of its
@@ -11,6 +13,15 @@
 // For row i, head h: lse* = m + log sum_k exp(lse_k - m), m the largest finite lse_k;
 // o = sum_k exp(lse_k - lse*) o_k. A fragment with lse_k = -inf (or NaN) gets weight 0 and its
 // o_k is never read, so 0 * NaN cannot occur; all -inf -> o = 0, lse* = -inf.
+//
+// mla_reduce_wide_bf16 (a few long-split tiles, units_per_cta 1): one unit per CTA of 16 warps.
+// Pass 1: every thread folds a strided share of the fragments' lse_k into a running (max, sum),
+// the block combines them into lse*. Pass 2, per chunk of 512 fragments: thread k looks up
+// fragment k's partial row and weight once (shared memory), then warp w loads the o_k of
+// fragments w, w + 16, ... (eight loads in flight, no dependent index loads between them) and
+// the 16 warps' sums meet in shared memory. For b = 1 at 16 heads (128 fragments, 64 units) that
+// is 64 CTAs and one round of loads per warp, where mla_reduce_bf16 ran 16 CTAs and four rounds
+// of three dependent loads each.
 #include <cuda_bf16.h>
 #include <stdint.h>
 
@@ -24,16 +35,75 @@ constexpr int kMaxSplit = 4;  // warps per unit at most (512 threads)
 
 __device__ __forceinline__ bool finite_lse(float x) { return x > -INFINITY && x < INFINITY; }
 
+// Launched as a programmatic dependent launch (mla_reduce.csv launch_pdl), a reducer CTA may run
+// while the decode kernel still writes the partials: wait until that grid has finished and its
+// writes are visible (returns at once after a plain launch).
+__device__ __forceinline__ void wait_for_decode() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
+// Request b of folded row f (qo_indptr[b] * r <= f < qo_indptr[b + 1] * r), its query token t
+// (rel % L) and head group g (rel / L); false when the request has no query token.
+__device__ __forceinline__ bool row_of(const mla_reduce_params& p, int f, int& b, int& t, int& g) {
+    const int r = p.qk_batch_ratio;
+    int lo = 0, hi = p.batch_size - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if ((int64_t)p.qo_indptr[mid] * r <= f) lo = mid; else hi = mid - 1;
+    }
+    b = lo;
+    const int qo_b = p.qo_indptr[b], L = p.qo_indptr[b + 1] - qo_b;
+    if (L <= 0) return false;
+    const int rel = f - qo_b * r;
+    g = rel / L;
+    t = rel % L;
+    return true;
+}
+
+// Stores lane's 4 columns (quarter * 128 + 4 lane) of out row (token qo_indptr[b] + t, head
+// g Hk + h), bf16 or fp32, and the row's lse from lane 0 of quarter 0.
+__device__ __forceinline__ void store_row(const mla_reduce_params& p, int b, int t, int g, int h, int quarter,
+                                          int lane, float4 acc, float lse) {
+    const int64_t tok = p.qo_indptr[b] + t;
+    const int head = g * p.kernel_heads + h;
+    const int64_t off = tok * p.out_stride_token + (int64_t)head * p.out_stride_head + quarter * 128 + 4 * lane;
+    if (p.out_fp32) {
+        *reinterpret_cast<float4*>(static_cast<float*>(p.out) + off) = acc;
+    } else {
+        __nv_bfloat162 lo2 = __floats2bfloat162_rn(acc.x, acc.y);
+        __nv_bfloat162 hi2 = __floats2bfloat162_rn(acc.z, acc.w);
+        uint2 pk;
+        pk.x = *reinterpret_cast<uint32_t*>(&lo2);
+        pk.y = *reinterpret_cast<uint32_t*>(&hi2);
+        *reinterpret_cast<uint2*>(static_cast<__nv_bfloat16*>(p.out) + off) = pk;
+    }
+    if (p.lse && lane == 0 && quarter == 0) p.lse[tok * p.num_heads + head] = lse;
+}
+
+__device__ __forceinline__ void add4(float4& a, float w, const float4& o) {
+    a.x += w * o.x;
+    a.y += w * o.y;
+    a.z += w * o.z;
+    a.w += w * o.w;
+}
+
+// (m, s) with s = sum exp(x - m) over the finite x folded in so far; m = -inf, s = 0: none yet.
+__device__ __forceinline__ void fold_lse(float& m, float& s, float m2, float s2) {
+    const float mx = fmaxf(m, m2);
+    if (mx == -INFINITY) return;
+    s = (m == -INFINITY ? 0.f : s * __expf(m - mx)) + (m2 == -INFINITY ? 0.f : s2 * __expf(m2 - mx));
+    m = mx;
+}
+
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(512) mla_reduce_bf16(const __grid_constant__ mla_reduce_params p) {
     __shared__ float4 red[kSlots][kMaxSplit - 1][32];  // partial sums of splits 1..S-1
+    wait_for_decode();
     const int tile = blockIdx.x;
     if (tile >= p.num_tiles) return;
     const int f0 = p.reduce_indptr[tile], f1 = p.reduce_indptr[tile + 1];
     if (f1 <= f0) return;  // unsplit tile: the decode kernel wrote it
     const int qs = p.reduce_final_map[2 * tile], qe = p.reduce_final_map[2 * tile + 1];
-    const int Hk = p.kernel_heads, r = p.qk_batch_ratio;
+    const int Hk = p.kernel_heads;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int S = min(max((int)(blockDim.x >> 5) / kSlots, 1), kMaxSplit);  // warps per unit
     const int slot = warp / S, split = warp % S;
@@ -44,23 +114,13 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_bf16(const __grid_c
         float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
         float lse = -INFINITY;
         int b = 0, t = 0, g = 0, quarter = u & 3, h = 0;
+        bool has_row = false;
         if (slot < kSlots && u < units) {
             const int pr = u >> 2;
             const int i = pr / Hk;
             h = pr % Hk;
-            const int f = qs + i;  // folded row
-            // request b: qo_indptr[b] * r <= f < qo_indptr[b + 1] * r
-            int lo = 0, hi = p.batch_size - 1;
-            while (lo < hi) {
-                const int mid = (lo + hi + 1) >> 1;
-                if ((int64_t)p.qo_indptr[mid] * r <= f) lo = mid; else hi = mid - 1;
-            }
-            b = lo;
-            const int qo_b = p.qo_indptr[b], L = p.qo_indptr[b + 1] - qo_b;
-            if (L > 0) {
-                const int rel = f - qo_b * r;
-                g = rel / L;
-                t = rel % L;
+            has_row = row_of(p, qs + i, b, t, g);  // folded row qs + i
+            if (has_row) {
                 // lse* over all fragments (every warp of the slot computes it)
                 float m = -INFINITY;
                 for (int k = f0 + lane; k < f1; k += 32) {
@@ -97,23 +157,14 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_bf16(const __grid_c
                             if (fin) v[u4] = __ldg(reinterpret_cast<const float4*>(p.partial_out + prow * kDV + col));
                         }
 #pragma unroll
-                        for (int u4 = 0; u4 < 8; ++u4) {
-                            acc.x += wgt[u4] * v[u4].x;
-                            acc.y += wgt[u4] * v[u4].y;
-                            acc.z += wgt[u4] * v[u4].z;
-                            acc.w += wgt[u4] * v[u4].w;
-                        }
+                        for (int u4 = 0; u4 < 8; ++u4) add4(acc, wgt[u4], v[u4]);
                     }
                     for (; k < f1; k += S) {
                         const int64_t prow = ((int64_t)p.reduce_partial_map[k] + i) * Hk + h;
                         const float x = p.partial_lse[prow];
                         if (!finite_lse(x)) continue;
                         const float wgt = __expf(x - lse);
-                        const float4 o = *reinterpret_cast<const float4*>(p.partial_out + prow * kDV + col);
-                        acc.x += wgt * o.x;
-                        acc.y += wgt * o.y;
-                        acc.z += wgt * o.z;
-                        acc.w += wgt * o.w;
+                        add4(acc, wgt, *reinterpret_cast<const float4*>(p.partial_out + prow * kDV + col));
                     }
                 }
             }
@@ -122,31 +173,81 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_bf16(const __grid_c
             if (split > 0 && slot < kSlots) red[slot][split - 1][lane] = acc;
             __syncthreads();
             if (split == 0 && slot < kSlots)
-                for (int s2 = 1; s2 < S; ++s2) {
-                    const float4 o = red[slot][s2 - 1][lane];
-                    acc.x += o.x;
-                    acc.y += o.y;
-                    acc.z += o.z;
-                    acc.w += o.w;
-                }
+                for (int s2 = 1; s2 < S; ++s2) add4(acc, 1.f, red[slot][s2 - 1][lane]);
             __syncthreads();
         }
-        if (split != 0 || slot >= kSlots || u >= units) continue;
-        const int qo_b = p.qo_indptr[b], L = p.qo_indptr[b + 1] - qo_b;
-        if (L <= 0) continue;
-        const int64_t tok = qo_b + t;
-        const int head = g * Hk + h;
-        const int64_t off = tok * p.out_stride_token + (int64_t)head * p.out_stride_head + quarter * 128 + 4 * lane;
-        if (p.out_fp32) {
-            *reinterpret_cast<float4*>(static_cast<float*>(p.out) + off) = acc;
-        } else {
-            __nv_bfloat162 lo2 = __floats2bfloat162_rn(acc.x, acc.y);
-            __nv_bfloat162 hi2 = __floats2bfloat162_rn(acc.z, acc.w);
-            uint2 pk;
-            pk.x = *reinterpret_cast<uint32_t*>(&lo2);
-            pk.y = *reinterpret_cast<uint32_t*>(&hi2);
-            *reinterpret_cast<uint2*>(static_cast<__nv_bfloat16*>(p.out) + off) = pk;
-        }
-        if (p.lse && lane == 0 && quarter == 0) p.lse[tok * p.num_heads + head] = lse;
+        if (split != 0 || slot >= kSlots || u >= units || !has_row) continue;
+        store_row(p, b, t, g, h, quarter, lane, acc, lse);
     }
+}
+
+extern "C" __global__ void __launch_bounds__(512) mla_reduce_wide_bf16(const __grid_constant__ mla_reduce_params p) {
+    constexpr int kWarps = 16, kChunk = 512, kInFlight = 8;
+    __shared__ int64_t s_row[kChunk];     // partial row of chunk fragment k
+    __shared__ float s_w[kChunk];         // its weight exp(lse_k - lse*), 0 when lse_k is not finite
+    __shared__ float4 s_acc[kWarps][32];  // the warps' column sums
+    __shared__ float s_m[kWarps], s_s[kWarps];
+    wait_for_decode();
+    const int tile = blockIdx.x;
+    if (tile >= p.num_tiles || blockDim.x != 32 * kWarps) return;
+    const int f0 = p.reduce_indptr[tile], f1 = p.reduce_indptr[tile + 1];
+    if (f1 <= f0) return;  // unsplit tile: the decode kernel wrote it
+    const int qs = p.reduce_final_map[2 * tile], qe = p.reduce_final_map[2 * tile + 1];
+    const int Hk = p.kernel_heads;
+    const int u = blockIdx.y;  // unit (row, head, quarter): every early return is CTA-uniform
+    if (u >= (qe - qs) * Hk * 4) return;
+    const int quarter = u & 3, i = (u >> 2) / Hk, h = (u >> 2) % Hk;
+    int b, t, g;
+    if (!row_of(p, qs + i, b, t, g)) return;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+
+    // pass 1: lse* over every fragment
+    float m = -INFINITY, s = 0.f;
+    for (int k = f0 + tid; k < f1; k += blockDim.x) {
+        const float x = p.partial_lse[((int64_t)p.reduce_partial_map[k] + i) * Hk + h];
+        if (finite_lse(x)) fold_lse(m, s, x, 1.f);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        fold_lse(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+    if (lane == 0) s_m[warp] = m, s_s[warp] = s;
+    __syncthreads();
+    m = -INFINITY, s = 0.f;
+    for (int w = 0; w < kWarps; ++w) fold_lse(m, s, s_m[w], s_s[w]);  // the same order in every thread
+    const float lse = (m > -INFINITY && s > 0.f) ? m + logf(s) : -INFINITY;
+
+    // pass 2: o = sum_k w_k o_k, chunk by chunk
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    const int col = quarter * 128 + 4 * lane;
+    if (lse > -INFINITY)
+        for (int c = f0; c < f1; c += kChunk) {
+            const int n = min(kChunk, f1 - c);
+            __syncthreads();  // the previous chunk's readers are done
+            if (tid < n) {
+                const int64_t prow = ((int64_t)p.reduce_partial_map[c + tid] + i) * Hk + h;
+                const float x = p.partial_lse[prow];
+                s_row[tid] = prow;
+                s_w[tid] = finite_lse(x) ? __expf(x - lse) : 0.f;
+            }
+            __syncthreads();
+            for (int k = warp; k < n; k += kWarps * kInFlight) {
+                float4 v[kInFlight];
+                float wk[kInFlight];
+#pragma unroll
+                for (int j = 0; j < kInFlight; ++j) {
+                    const int kk = k + j * kWarps;
+                    wk[j] = kk < n ? s_w[kk] : 0.f;
+                    v[j] = make_float4(0.f, 0.f, 0.f, 0.f);
+                    if (wk[j] != 0.f) v[j] = __ldg(reinterpret_cast<const float4*>(p.partial_out + s_row[kk] * kDV + col));
+                }
+#pragma unroll
+                for (int j = 0; j < kInFlight; ++j) add4(acc, wk[j], v[j]);
+            }
+        }
+    s_acc[warp][lane] = acc;
+    __syncthreads();
+    if (warp != 0) return;
+    acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int w = 0; w < kWarps; ++w) add4(acc, 1.f, s_acc[w][lane]);
+    store_row(p, b, t, g, h, quarter, lane, acc, lse);
 }
