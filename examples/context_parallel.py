@@ -583,6 +583,36 @@ def kernel_table(torch, comm, step, title, reps=10):
     print("\n".join(lines), flush=True)
 
 
+def graph_time(torch, comm, body, args, align):
+    """--graph: body() captured once in a CUDA graph (after a warm-up on a side stream, as
+    torch.cuda.graph asks), then replayed args.iters times, each after the same alignment and GPU
+    sleep as the eager loop; returns the median replay time in ms (CUDA events)."""
+    side = torch.cuda.Stream(device=comm.device)
+    side.wait_stream(torch.cuda.current_stream(comm.device))
+    with torch.cuda.stream(side):
+        body()
+    torch.cuda.current_stream(comm.device).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        body()
+    sleep = getattr(torch.cuda, "_sleep", None)
+    times = []
+    for i in range(args.warmup + args.iters):
+        if align and comm.dist is not None:
+            t = torch.zeros(1, dtype=torch.int32, device=comm.device)
+            comm.dist.all_reduce(t)
+        if sleep is not None:
+            sleep(int(args.sleep_us * 2000))
+        ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+        ev[0].record()
+        graph.replay()
+        ev[1].record()
+        if i >= args.warmup:
+            times.append(ev)
+    torch.cuda.synchronize(comm.device)
+    return statistics.median(a.elapsed_time(b) for a, b in times)
+
+
 def gpu_bench(comm, args):
     """Times W-GPU decode + all-gather + merge against the 1-GPU decode of the whole KV."""
     torch = comm.torch
@@ -623,7 +653,14 @@ def gpu_bench(comm, args):
     dec = statistics.median(ev[0].elapsed_time(ev[1]) for ev in evs)
     gat = statistics.median(ev[1].elapsed_time(ev[2]) for ev in evs)
     mer = statistics.median(ev[2].elapsed_time(ev[3]) for ev in evs)
-    mine = torch.tensor([total, dec, gat, mer], dtype=torch.float64, device=comm.device)
+    eager_out = g.merged_out.clone()
+    graph_cp, graph_same = math.nan, 1.0
+    if args.graph:  # decode + reducer + all-gather + merge as one CUDA graph (NCCL captured too)
+        graph_cp = graph_time(torch, comm, lambda: (gc.decode_shard(sh, r, g.out, g.lse),
+                                                     g.gather(), g.merge()), args, align=True)
+        graph_same = float(torch.equal(g.merged_out, eager_out))
+    mine = torch.tensor([total, dec, gat, mer, graph_cp, graph_same], dtype=torch.float64,
+                        device=comm.device)
     every = [torch.zeros_like(mine) for _ in range(comm.W)]
     comm.dist.all_gather(every, mine)
     if args.profile:
@@ -648,6 +685,9 @@ def gpu_bench(comm, args):
             one_iter(ev)
         torch.cuda.synchronize(comm.device)
         base = statistics.median(ev[0].elapsed_time(ev[1]) for ev in evs1)
+        graph_1 = graph_time(torch, comm, lambda: gc.whole_decode(args.page_size, out=out1,
+                                                                 return_lse=False),
+                             args, align=False) if args.graph else None
         if args.profile:
             kernel_table(torch, comm, lambda: one_iter(new_events()), "1 GPU, whole KV")
         want, want_lse = gc.whole_decode(args.page_size)
@@ -659,7 +699,7 @@ def gpu_bench(comm, args):
               f"{args.iters} iterations after {args.warmup} warm-up, median, CUDA events"
               f"{'' if sleep else ' (no torch.cuda._sleep: host launch time included)'}",
               flush=True)
-        for i, (t, d, ga, m) in enumerate(rows):
+        for i, (t, d, ga, m, _, _) in enumerate(rows):
             print(f"  rank {i}: decode {d * 1e3:8.1f} us  all-gather {ga * 1e3:7.1f} us  "
                   f"merge {m * 1e3:6.1f} us  total {t * 1e3:8.1f} us", flush=True)
         nb = g.bytes_per_rank
@@ -674,6 +714,13 @@ def gpu_bench(comm, args):
         print(f"  speedup: {base / cp_ms:.2f}x (target >= 1.7x for W = 2)", flush=True)
         print(f"  merged vs 1-GPU decode (strict rule): {'PASS' if ok else 'FAIL'} | {text}",
               flush=True)
+        if graph_1 is not None:
+            gcp = rows[0][4]
+            same = all(x[5] == 1.0 for x in rows)
+            print(f"  CUDA graphs (one replay per iteration, median): 2 GPUs {gcp * 1e3:8.1f} us "
+                  f"(rank 0), 1 GPU {graph_1 * 1e3:8.1f} us, speedup {graph_1 / gcp:.2f}x; the "
+                  f"replayed merge {'equals' if same else 'DIFFERS from'} the eager one bit for bit",
+                  flush=True)
     comm.sync()
     return 0
 
@@ -780,6 +827,8 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--sleep-us", type=float, default=2000.0,
                     help="bench: GPU sleep before each timed iteration while the host enqueues")
+    ap.add_argument("--graph", action="store_true",
+                    help="bench: also time both paths captured as CUDA graphs (NCCL included)")
     ap.add_argument("--profile", action="store_true",
                     help="bench: also print each GPU kernel's time per iteration (torch.profiler)")
     ap.add_argument("--timeout", type=int, default=900, help="NCCL collective timeout, seconds")

@@ -16,8 +16,9 @@
 //
 // mla_reduce_wide_bf16 (a few long-split tiles, units_per_cta 1): one unit per CTA of 16 warps.
 // Pass 1: every thread folds a strided share of the fragments' lse_k into a running (max, sum),
-// the block combines them into lse*. Pass 2, per chunk of 512 fragments: thread k looks up
-// fragment k's partial row and weight once (shared memory), then warp w loads the o_k of
+// the block combines them into lse*; the first 512 fragments' partial rows and lse_k stay in
+// shared memory. Pass 2, per chunk of 512 fragments: thread k turns fragment k's lse_k into its
+// weight (later chunks: looks the row and lse_k up first), then warp w loads the o_k of
 // fragments w, w + 16, ... (eight loads in flight, no dependent index loads between them) and
 // the 16 warps' sums meet in shared memory. For b = 1 at 16 heads (128 fragments, 64 units) that
 // is 64 CTAs and one round of loads per warp, where mla_reduce_bf16 ran 16 CTAs and four rounds
@@ -184,7 +185,7 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_bf16(const __grid_c
 extern "C" __global__ void __launch_bounds__(512) mla_reduce_wide_bf16(const __grid_constant__ mla_reduce_params p) {
     constexpr int kWarps = 16, kChunk = 512, kInFlight = 8;
     __shared__ int64_t s_row[kChunk];     // partial row of chunk fragment k
-    __shared__ float s_w[kChunk];         // its weight exp(lse_k - lse*), 0 when lse_k is not finite
+    __shared__ float s_w[kChunk];         // its lse_k, then its weight exp(lse_k - lse*) (0 if not finite)
     __shared__ float4 s_acc[kWarps][32];  // the warps' column sums
     __shared__ float s_m[kWarps], s_s[kWarps];
     wait_for_decode();
@@ -201,9 +202,16 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_wide_bf16(const __g
     if (!row_of(p, qs + i, b, t, g)) return;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 
-    // pass 1: lse* over every fragment
+    // pass 1: lse* over every fragment; the first chunk's rows and lse_k stay in shared memory
     float m = -INFINITY, s = 0.f;
-    for (int k = f0 + tid; k < f1; k += blockDim.x) {
+    if (f0 + tid < f1) {  // blockDim.x == kChunk: thread tid's first fragment is chunk slot tid
+        const int64_t prow = ((int64_t)p.reduce_partial_map[f0 + tid] + i) * Hk + h;
+        const float x = p.partial_lse[prow];
+        s_row[tid] = prow;
+        s_w[tid] = x;
+        if (finite_lse(x)) fold_lse(m, s, x, 1.f);
+    }
+    for (int k = f0 + kChunk + tid; k < f1; k += kChunk) {
         const float x = p.partial_lse[((int64_t)p.reduce_partial_map[k] + i) * Hk + h];
         if (finite_lse(x)) fold_lse(m, s, x, 1.f);
     }
@@ -222,13 +230,15 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_wide_bf16(const __g
     if (lse > -INFINITY)
         for (int c = f0; c < f1; c += kChunk) {
             const int n = min(kChunk, f1 - c);
-            __syncthreads();  // the previous chunk's readers are done
-            if (tid < n) {
-                const int64_t prow = ((int64_t)p.reduce_partial_map[c + tid] + i) * Hk + h;
-                const float x = p.partial_lse[prow];
-                s_row[tid] = prow;
-                s_w[tid] = finite_lse(x) ? __expf(x - lse) : 0.f;
+            if (c != f0) {  // the first chunk was stored by pass 1 (before its barrier)
+                __syncthreads();  // the previous chunk's readers are done
+                if (tid < n) {
+                    const int64_t prow = ((int64_t)p.reduce_partial_map[c + tid] + i) * Hk + h;
+                    s_row[tid] = prow;
+                    s_w[tid] = p.partial_lse[prow];
+                }
             }
+            if (tid < n) s_w[tid] = finite_lse(s_w[tid]) ? __expf(s_w[tid] - lse) : 0.f;  // lse_k -> weight
             __syncthreads();
             for (int k = warp; k < n; k += kWarps * kInFlight) {
                 float4 v[kInFlight];
