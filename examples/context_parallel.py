@@ -36,8 +36,9 @@ Comparison, merged vs the single-GPU decode (docs/kernels.md, FlashMLA's rule, s
 allowance): an element passes when its error is below the abs OR the rel tolerance: out abs 8e-4
 or rel 1.6%, lse abs 1e-6 or rel 1.2e-4; -inf must match and nothing may be NaN. The ranks write
 fp32 partial outputs (mla_decode_args.out_dtype), so the CP path rounds its out to bf16 once (in
-the merge), as the single decode does. Each line also prints both paths' max error against a
-float64 reference.
+the merge), as the single decode does (--bench --partial-dtype bf16 gathers bf16 partials: half
+the bytes, one more rounding). Each line also prints both paths' max error against a float64
+reference.
 """
 import argparse
 import math
@@ -51,6 +52,12 @@ import time
 _NCCL_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
              "NVSHMEM_DISABLE_NVLS": "1"}
 for _k, _v in _NCCL_ENV.items():
+    os.environ.setdefault(_k, _v)
+# The partials are tens of KB, so the all-gather is latency-bound: NCCL's LL all-gather of 33 KB
+# between two H200s took 14.7 µs with NCCL's default channel count and 10.8 µs with at least 8
+# (docs/performance.md, session 5). A value the caller sets wins.
+_NCCL_TUNING = {"NCCL_MIN_NCHANNELS": "8"}
+for _k, _v in _NCCL_TUNING.items():
     os.environ.setdefault(_k, _v)
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -403,13 +410,14 @@ class GpuCase:
         return sh
 
     def decode_shard(self, sh, r, out, lse, flag=None, validate=False):
-        """Rank r's partial: out [T, H, 512] float32 (out_dtype fp32), lse [T, H] float32."""
+        """Rank r's partial: out [T, H, 512] float32 or bfloat16 (out_dtype from out), lse
+        [T, H] float32."""
         cp = dict(g_kv_indptr=sh.d["g"], cp_world_size=self.comm.W, cp_rank=r) \
             if self.comm.W > 1 else {}
         return libmla.decode(self.q, sh.kv, self.qo_d, sh.d["kv_indptr"], sh.d["pages"],
                              sh.d["last"], self.L, sh.plan, q_scale=self.q_scale,
                              kv_scale=self.kv_scale, out=out, lse=lse, workspace=sh.ws,
-                             error_flag=flag, validate=validate, out_dtype="fp32", **cp)
+                             error_flag=flag, validate=validate, **cp)
 
     def whole_decode(self, page_size, out=None, lse=None, return_lse=True):
         """The single-GPU decode of the whole KV (plan without is_cp_round_robin)."""
@@ -432,28 +440,30 @@ class GpuCase:
 
 
 class Gather:
-    """Send / receive buffers of the partials: each rank's out [T, H, 512] fp32 (the decode's
-    out_dtype fp32: twice the bytes of a bf16 out) and lse [T, H] fp32 share one byte buffer
+    """Send / receive buffers of the partials: each rank's out [T, H, 512] (fp32 by default, the
+    decode's out_dtype fp32; bf16 with partial="bf16": half the bytes, one more bf16 rounding
+    before the merge) and lse [T, H] fp32 share one byte buffer
     (the lse padded to 16 bytes), gathered with ONE all_gather (packed); the merge reads the
     receive buffer in place through its rank strides (views [W, T, H, 512] and [W, T, H] whose
     ranks are one packed block apart). Or two all_gathers straight into contiguous arrays
     (separate). The merge writes bf16 out."""
 
-    def __init__(self, comm, T, H, packed=True):
+    def __init__(self, comm, T, H, packed=True, partial="fp32"):
         torch = comm.torch
         self.comm, self.packed, self.W = comm, packed, comm.W
         dev = comm.device
-        self.ob, self.lb = T * H * V * 4, T * H * 4  # fp32 out, fp32 lse (bytes per rank)
+        pdt = torch.float32 if partial == "fp32" else torch.bfloat16
+        self.ob, self.lb = T * H * V * (4 if partial == "fp32" else 2), T * H * 4  # out, lse bytes
         blk = self.ob + (self.lb + 15) // 16 * 16
         self.send = torch.empty(blk, dtype=torch.uint8, device=dev)
-        self.out = self.send[:self.ob].view(torch.float32).view(T, H, V)
+        self.out = self.send[:self.ob].view(pdt).view(T, H, V)
         self.lse = self.send[self.ob:self.ob + self.lb].view(torch.float32).view(T, H)
         if packed:
             self.recv = torch.empty((self.W, blk), dtype=torch.uint8, device=dev)
-            self.part_out = self.recv[:, :self.ob].view(torch.float32).view(self.W, T, H, V)
+            self.part_out = self.recv[:, :self.ob].view(pdt).view(self.W, T, H, V)
             self.part_lse = self.recv[:, self.ob:self.ob + self.lb].view(torch.float32).view(self.W, T, H)
         else:
-            self.part_out = torch.empty((self.W, T, H, V), dtype=torch.float32, device=dev)
+            self.part_out = torch.empty((self.W, T, H, V), dtype=pdt, device=dev)
             self.part_lse = torch.empty((self.W, T, H), dtype=torch.float32, device=dev)
         self.merged_out = torch.empty((T, H, V), dtype=torch.bfloat16, device=dev)
         self.merged_lse = torch.empty((T, H), dtype=torch.float32, device=dev)
@@ -621,7 +631,7 @@ def gpu_bench(comm, args):
     gc = GpuCase(comm, b, s_k, L, H, dt, args.page_size, args.seed)
     gc.verify_same_data()
     sh = gc.shard(r, args.page_size, args.seed)
-    g = Gather(comm, b * L, H, packed=args.gather == "packed")
+    g = Gather(comm, b * L, H, packed=args.gather == "packed", partial=args.partial_dtype)
     sleep = getattr(torch.cuda, "_sleep", None)
     cycles = int(args.sleep_us * 2000)  # ~2 GHz SM clock: the host enqueues during the sleep
 
@@ -703,9 +713,9 @@ def gpu_bench(comm, args):
             print(f"  rank {i}: decode {d * 1e3:8.1f} us  all-gather {ga * 1e3:7.1f} us  "
                   f"merge {m * 1e3:6.1f} us  total {t * 1e3:8.1f} us", flush=True)
         nb = g.bytes_per_rank
-        print(f"  all-gather: {comm.W} x {nb} bytes (fp32 partial out {g.ob} + lse {g.lb} per "
-              f"rank, padded to 16 bytes; a bf16 out would be {g.ob // 2}: +{g.ob // 2} bytes per "
-              f"rank); the merge reads the receive buffer in place", flush=True)
+        print(f"  all-gather: {comm.W} x {nb} bytes ({args.partial_dtype} partial out {g.ob} + "
+              f"lse {g.lb} per rank, padded to 16 bytes); the merge reads the receive buffer in "
+              f"place", flush=True)
         cp_ms = rows[0][0]
         print(f"  {comm.W} GPUs (decode + all-gather + merge, rank 0's events): "
               f"{cp_ms * 1e3:8.1f} us", flush=True)
@@ -763,7 +773,8 @@ def worker(rank, W, args, port, results):
             print(f"context_parallel: W={W} ranks over NCCL, libmla {libmla.version_string()} "
                   f"({libmla._lib.lib_path}), torch {torch.__version__}, "
                   f"{torch.cuda.get_device_name(0)}; "
-                  + ", ".join(f"{k}={os.environ.get(k)}" for k in _NCCL_ENV), flush=True)
+                  + ", ".join(f"{k}={os.environ.get(k)}" for k in {**_NCCL_ENV, **_NCCL_TUNING}),
+                  flush=True)
         comm = Comm(torch, W, [rank], f"cuda:{rank}", dist)
         failed = gpu_bench(comm, args) if args.bench else gpu_check(comm, args)
     finally:
@@ -819,6 +830,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--gather", choices=("packed", "separate"), default="packed",
                     help="one all_gather of out+lse bytes (default) or one per array")
+    ap.add_argument("--partial-dtype", choices=("fp32", "bf16"), default="fp32",
+                    help="bench: dtype of the all-gathered partial out (the check sweep: fp32)")
     ap.add_argument("--bench-b", type=int, default=1)
     ap.add_argument("--bench-s-k", type=int, default=1048576)
     ap.add_argument("--bench-heads", type=int, default=16)

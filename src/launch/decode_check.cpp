@@ -327,8 +327,8 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                   d.reduce_row->file << ":" << d.reduce_row->line << ": launch_units_per_cta " << upc << " with launch_threads "
                                      << d.reduce_threads
                                      << " (the reducers take 4 units per CTA on 128, 256, 384 or 512 threads, or 1 on 512)");
-        // launch_pdl 1: a programmatic dependent launch (the reducer's CTAs start during the
-        // decode's tail and wait for it in the kernel: griddepcontrol)
+        // launch_pdl 1: a programmatic dependent launch (the reducer's grid launches as the
+        // decode's CTAs exit, and its CTAs wait for the whole decode grid: griddepcontrol.wait)
         d.reduce_programmatic = d.reduce_row->get_int("launch_pdl", 0) == 1;
         d.reduce_grid = unsigned(sz.reduce_indptr_len - 1);
         // (row, head, 128-column quarter) units of a tile: at most M * 4 of them

@@ -126,13 +126,6 @@ __device__ __forceinline__ void widen_store(char* base, int rows, int r, int q8,
 // shared memory) MLA_DECODE_ERR_SMEM is flagged; a wrong block size means a table row disagrees
 // with the build, which the launch code already refuses.
 __device__ __forceinline__ bool launch_ok(const mla_decode_params& p, const char* smem, int bytes) {
-    // the reducer launched after this kernel (programmatic dependent launch, mla_reduce.csv
-    // launch_pdl) may start now: its CTAs take the SMs' spare room and wait (griddepcontrol.wait)
-    // until this grid has finished and its writes are visible. (MLA_PDL_TRIGGER_AT_EXIT, an
-    // experiment: no early trigger, the CTAs trigger as they exit.)
-#ifndef MLA_PDL_TRIGGER_AT_EXIT
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
     if (blockDim.x != 256) return false;
     uint32_t dsmem;
     asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dsmem));
