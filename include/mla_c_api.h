@@ -825,7 +825,8 @@ typedef struct mla_decode_args {
 /* Runs decode on `stream` (CUstream / hipStream_t; NULL = default stream): the decode kernel of
  * table mla_decode (key: dtypes, row tile M, causal, lse, cprr = (cp_world_size > 1)) with
  * num_clusters CTAs, then, when the plan can split (partial_rows > 0), the reducer of table
- * mla_reduce. sm_90a only. out_dtype (bf16 or fp32) is a run-time flag of both kernels, not a
+ * mla_reduce (key: spread, a few long-split tiles or many; launched as a programmatic dependent
+ * launch where its row says launch_pdl 1, so it starts as the decode's CTAs exit). sm_90a only. out_dtype (bf16 or fp32) is a run-time flag of both kernels, not a
  * table key: the same rows and symbols run either.
  * MLA_ERROR_INVALID_ARGUMENT: null or misaligned pointer (q, kv_cache, out 16-byte aligned; q,
  * kv and out strides multiples of 16 bytes, i.e. out strides multiples of 8 bf16 / 4 fp32

@@ -903,6 +903,57 @@ TEST_CASE("decode launch: rows naming the mma.sync fallback launch it with its o
     }
 }
 
+// mla_reduce.csv's launch values decide the reducer launch: launch_pdl 0 launches it plainly
+// (cuLaunchKernel), 1 as a programmatic dependent launch; a launch_units_per_cta that is not the
+// kernel's (4 on 128..512 threads, 1 on 512) is a table error and nothing is launched.
+TEST_CASE("decode launch: the reducer row's launch_pdl and launch_units_per_cta", "[decode]") {
+    struct K {
+        const char* row;  // the spread = 1 row (b = 1 at 32K splits one tile: spread 1)
+        mla_status st;
+        int programmatic;
+        unsigned grid_y;
+    };
+    const K ks[] = {{"reduce,bf16,1,512,1,0,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_SUCCESS, 0, 64u},
+                    {"reduce,bf16,1,512,1,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_SUCCESS, 1, 64u},
+                    {"reduce,bf16,1,512,4,1,mla_reduce_bf16,mla_reduce.cubin", MLA_SUCCESS, 1, 16u},
+                    {"reduce,bf16,1,512,2,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u},
+                    {"reduce,bf16,1,256,1,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u}};
+    int n = 0;
+    for (const K& k : ks) {
+        INFO(k.row);
+        const std::string root = fixture_root() + "_reduce_row" + std::to_string(n++);
+        const std::string arch = root + "/sm_90a";
+        REQUIRE(std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) == 0);
+        fake_test::copy_file(tables_src() + "/decode/mla_decode.csv", arch + "/decode/mla_decode.csv");
+        for (const char* co : {"mla_decode_qm_bf16_bf16", "mla_decode_wg_bf16_bf16", "mla_decode_wg_bf16_fp8",
+                               "mla_decode_qm_bf16_fp8", "mla_decode_wg_fp8_fp8", "mla_decode_qm_fp8_fp8",
+                               "mla_decode_ra_fp8_fp8"})
+            fake_test::write_fake_image(arch + "/decode/" + co + ".cubin", co);
+        fake_test::write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
+        {
+            std::ofstream t(arch + "/reduce/mla_reduce.csv");
+            t << "kind,outType,spread,launch_threads,launch_units_per_cta,launch_pdl,knl_name,co_name\n"
+              << "reduce,bf16,0,128,4,1,mla_reduce_bf16,mla_reduce.cubin\n" << k.row << "\n";
+        }
+        mla_context* ctx = fake_test::fake_context(root);
+        Call c(1, 16, 1, 64, 32768);
+        REQUIRE(c.sz.partial_rows > 0);
+        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        INFO(mla_last_error());
+        CHECK(st == k.st);
+        if (k.st == MLA_SUCCESS) {
+            REQUIRE(fake_rt_launch_count() == 2);
+            CHECK(fake_rt_launch(1)->programmatic == k.programmatic);
+            CHECK(fake_rt_launch(1)->grid[1] == k.grid_y);
+            CHECK(fake_rt_call_count(k.programmatic ? "cuLaunchKernelEx" : "cuLaunchKernel") >= 1);
+        } else {
+            CHECK(std::string(mla_last_error()).find("launch_units_per_cta") != std::string::npos);
+            CHECK(fake_rt_launch_count() == 0);
+        }
+        mla_context_destroy(ctx);
+    }
+}
+
 namespace {
 
 // Builds a whole call for the shape and runs mla_decode_fwd on the fake runtime. Returns true
