@@ -205,27 +205,12 @@ public:
 
     void launch(Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream,
                 const void* args, size_t args_bytes) override {
-        check_pid();
-        size_t size = args_bytes;
-        void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
-                         CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-        check(s_.cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                                dynamic_shared, stream, nullptr, extra),
-              MLA_ERROR_LAUNCH, "cuLaunchKernel");
+        launch_with(f, grid, block, dynamic_shared, stream, args, args_bytes, false);
     }
 
     void launch_programmatic(Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream,
                              const void* args, size_t args_bytes) override {
-        check_pid();
-        size_t size = args_bytes;
-        void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
-                         CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-        CUlaunchAttribute attr{};
-        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attr.value.programmatic_stream_serialization_allowed = 1;
-        const CUlaunchConfig cfg{grid.x, grid.y, grid.z, block.x, block.y, block.z, dynamic_shared, stream, &attr, 1};
-        check(s_.cuLaunchKernelEx(&cfg, f, nullptr, extra), MLA_ERROR_LAUNCH,
-              "cuLaunchKernelEx(PROGRAMMATIC_STREAM_SERIALIZATION)");
+        launch_with(f, grid, block, dynamic_shared, stream, args, args_bytes, true);
     }
 
     void* malloc(size_t bytes) override {
@@ -280,6 +265,28 @@ public:
     }
 
 private:
+    // The packed argument buffer ("extra" form); programmatic: cuLaunchKernelEx with
+    // PROGRAMMATIC_STREAM_SERIALIZATION = 1, else cuLaunchKernel.
+    void launch_with(Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream, const void* args,
+                     size_t args_bytes, bool programmatic) {
+        check_pid();
+        size_t size = args_bytes;
+        void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
+                         CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+        if (!programmatic) {
+            check(s_.cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                    dynamic_shared, stream, nullptr, extra),
+                  MLA_ERROR_LAUNCH, "cuLaunchKernel");
+            return;
+        }
+        CUlaunchAttribute attr{};
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmatic_stream_serialization_allowed = 1;
+        const CUlaunchConfig cfg{grid.x, grid.y, grid.z, block.x, block.y, block.z, dynamic_shared, stream, &attr, 1};
+        check(s_.cuLaunchKernelEx(&cfg, f, nullptr, extra), MLA_ERROR_LAUNCH,
+              "cuLaunchKernelEx(PROGRAMMATIC_STREAM_SERIALIZATION)");
+    }
+
     static CUdeviceptr dptr(const void* p) {
         return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
     }
