@@ -44,8 +44,11 @@ __device__ __forceinline__ bool finite_lse(float x) { return x > -INFINITY && x 
 __device__ __forceinline__ void wait_for_decode() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 
 // Request b of folded row f (qo_indptr[b] * r <= f < qo_indptr[b + 1] * r), its query token t
-// (rel % L) and head group g (rel / L); false when the request has no query token.
-__device__ __forceinline__ bool row_of(const mla_reduce_params& p, int f, int& b, int& t, int& g) {
+// (rel % L) and head group g (rel / L); false when the request has no query token. qo0 / qo1:
+// qo_indptr[0] / [1], which the caller loads together with its other first loads (one round
+// trip, not one more after them, when the row is request 0's: always for b = 1).
+__device__ __forceinline__ bool row_of(const mla_reduce_params& p, int f, int qo0, int qo1, int& b, int& t,
+                                       int& g) {
     const int r = p.qk_batch_ratio;
     int lo = 0, hi = p.batch_size - 1;
     while (lo < hi) {
@@ -53,7 +56,7 @@ __device__ __forceinline__ bool row_of(const mla_reduce_params& p, int f, int& b
         if ((int64_t)p.qo_indptr[mid] * r <= f) lo = mid; else hi = mid - 1;
     }
     b = lo;
-    const int qo_b = p.qo_indptr[b], L = p.qo_indptr[b + 1] - qo_b;
+    const int qo_b = b == 0 ? qo0 : p.qo_indptr[b], L = (b == 0 ? qo1 : p.qo_indptr[b + 1]) - qo_b;
     if (L <= 0) return false;
     const int rel = f - qo_b * r;
     g = rel / L;
@@ -122,7 +125,7 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_bf16(const __grid_c
             const int pr = u >> 2;
             const int i = pr / Hk;
             h = pr % Hk;
-            has_row = row_of(p, qs + i, b, t, g);  // folded row qs + i
+            has_row = row_of(p, qs + i, p.qo_indptr[0], p.qo_indptr[1], b, t, g);  // folded row qs + i
             if (has_row) {
                 // lse* over all fragments (every warp of the slot computes it)
                 float m = -INFINITY;
@@ -193,15 +196,17 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_wide_bf16(const __g
     wait_for_decode();
     const int tile = blockIdx.x;
     if (tile >= p.num_tiles || blockDim.x != 32 * kWarps) return;
+    // the first loads depend on nothing but the tile: issued together, before any branch on them
     const int f0 = p.reduce_indptr[tile], f1 = p.reduce_indptr[tile + 1];
-    if (f1 <= f0) return;  // unsplit tile: the decode kernel wrote it
     const int qs = p.reduce_final_map[2 * tile], qe = p.reduce_final_map[2 * tile + 1];
+    const int qo0 = p.qo_indptr[0], qo1 = p.qo_indptr[1];
+    if (f1 <= f0) return;  // unsplit tile: the decode kernel wrote it
     const int Hk = p.kernel_heads;
     const int u = blockIdx.y;  // unit (row, head, quarter): every early return is CTA-uniform
     if (u >= (qe - qs) * Hk * 4) return;
     const int quarter = u & 3, i = (u >> 2) / Hk, h = (u >> 2) % Hk;
     int b, t, g;
-    if (!row_of(p, qs + i, b, t, g)) return;
+    if (!row_of(p, qs + i, qo0, qo1, b, t, g)) return;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 
     // pass 1: lse* over every fragment; the first chunk's rows and lse_k stay in shared memory
