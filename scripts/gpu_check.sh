@@ -20,7 +20,7 @@ step() {  # step NAME TIMEOUT COMMAND...: runs, logs to $OUT/NAME.log, prints on
     local name=$1 limit=$2
     shift 2
     local t0=$SECONDS
-    timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+    timeout "$limit" "$@" </dev/null >"$OUT/$name.log" 2>&1
     local rc=$?
     if [ $rc -eq 0 ]; then passed=$((passed + 1)); s=PASS; else failed=$((failed + 1)); s="FAIL(rc=$rc)"; fi
     echo "$s $name ($((SECONDS - t0)) s): $(tail -1 "$OUT/$name.log" | cut -c1-150)"
@@ -32,12 +32,13 @@ step plan_device 120 env MLA_GPU_PLAN_SWEEP=${PLAN_SWEEP:-100} "$BUILD/tests/pla
 step graph 120 "$BUILD/tests/planner/test_gpu_graph"
 step merge 60 "$BUILD/tests/cp/test_gpu_merge"
 step sanitizer_merge 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$BUILD/tests/cp/test_gpu_merge"
-for a in "--heads 16" "--heads 128 --qlen 2 --page-size 16" "--dtype fp8 --heads 32 --page-size 1" \
-         "--dtype bf16 --kv-dtype fp8 --heads 64 --qlen 3" "--dtype fp8 --heads 16 --page-size 1" \
-         "--dtype fp8 --heads 16 --page-size 16 --qlen 3"; do
+# memcheck over every decode kernel and both reducers (the list: scripts/sanitizer_runs.txt)
+while read -r a; do
+    case "$a" in ''|'#'*) continue ;; esac
+    # shellcheck disable=SC2086  # ARGS split into the tool's flags
     step "sanitizer_run_$(echo "$a" | tr -c 'a-z0-9' _)" 120 compute-sanitizer --tool memcheck \
-        --error-exitcode 9 "$T" run --batch 3 --kv-len 300 --iters 1 --check -1 $a
-done
+        --error-exitcode 9 "$T" run $a --iters 1 --check -1
+done < "$(dirname "$0")/sanitizer_runs.txt"
 step example_c 60 "$BUILD/examples/decode_example"
 if python3 -c "import torch" 2>/dev/null; then
     step python_gpu 240 env LIBMLA_PATH="$PWD/$BUILD/src/libmla.so.0" PYTHONPATH="$PWD/bindings/python" \
