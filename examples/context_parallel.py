@@ -593,10 +593,12 @@ def kernel_table(torch, comm, step, title, reps=10):
     print("\n".join(lines), flush=True)
 
 
-def graph_time(torch, comm, body, args, align):
+def graph_time(torch, comm, body, args, align, reset=None):
     """--graph: body() captured once in a CUDA graph (after a warm-up on a side stream, as
     torch.cuda.graph asks), then replayed args.iters times, each after the same alignment and GPU
-    sleep as the eager loop; returns the median replay time in ms (CUDA events)."""
+    sleep as the eager loop; returns the median replay time in ms (CUDA events). reset(), if
+    given, runs after the capture and before the replays (e.g. poisons the outputs, so that what
+    they hold afterwards was written by a replay)."""
     side = torch.cuda.Stream(device=comm.device)
     side.wait_stream(torch.cuda.current_stream(comm.device))
     with torch.cuda.stream(side):
@@ -605,6 +607,8 @@ def graph_time(torch, comm, body, args, align):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         body()
+    if reset is not None:
+        reset()
     sleep = getattr(torch.cuda, "_sleep", None)
     times = []
     for i in range(args.warmup + args.iters):
@@ -667,7 +671,8 @@ def gpu_bench(comm, args):
     graph_cp, graph_same = math.nan, 1.0
     if args.graph:  # decode + reducer + all-gather + merge as one CUDA graph (NCCL captured too)
         graph_cp = graph_time(torch, comm, lambda: (gc.decode_shard(sh, r, g.out, g.lse),
-                                                     g.gather(), g.merge()), args, align=True)
+                                                     g.gather(), g.merge()), args, align=True,
+                              reset=lambda: g.merged_out.fill_(math.nan))
         graph_same = float(torch.equal(g.merged_out, eager_out))
     mine = torch.tensor([total, dec, gat, mer, graph_cp, graph_same], dtype=torch.float64,
                         device=comm.device)

@@ -318,18 +318,33 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
         });
         d.reduce_row = rr.row;
         d.reduce_threads = unsigned(rr.threads < 0 ? 128 : rr.threads);
-        const long upc = d.reduce_row->get_int("launch_units_per_cta", 4);
-        // mla_reduce_bf16: 4 units per CTA, each on launch_threads / 128 warps (1..4);
-        // mla_reduce_wide_bf16: 1 unit per CTA of 512 threads
-        const bool threads_ok = upc == 4 ? d.reduce_threads >= 128 && d.reduce_threads % 128 == 0 && d.reduce_threads <= 512
-                                         : upc == 1 && d.reduce_threads == 512;
-        MLA_CHECK(threads_ok, MLA_ERROR_TABLE,
-                  d.reduce_row->file << ":" << d.reduce_row->line << ": launch_units_per_cta " << upc << " with launch_threads "
-                                     << d.reduce_threads
-                                     << " (the reducers take 4 units per CTA on 128, 256, 384 or 512 threads, or 1 on 512)");
+        const long upc = d.reduce_row->get_int("launch_units_per_cta", MLA_REDUCE_UNITS_PER_CTA);
+        // the row must keep its kernel's launch contract (reduce_params.h): a wide reducer given
+        // 4 units per CTA would leave 3 of every 4 units unwritten
+        struct Contract {
+            const char* kernel;
+            long units_per_cta;
+            unsigned min_threads, max_threads;
+        };
+        static const Contract contracts[] = {{"mla_reduce_bf16", MLA_REDUCE_UNITS_PER_CTA, 128, 512},
+                                             {"mla_reduce_wide_bf16", 1, MLA_REDUCE_WIDE_THREADS, MLA_REDUCE_WIDE_THREADS}};
+        const Contract* c = nullptr;
+        for (const Contract& x : contracts)
+            if (d.reduce_row->knl_name == x.kernel) c = &x;
+        const auto where_row = [&] { return d.reduce_row->file + ":" + std::to_string(d.reduce_row->line) + ": "; };
+        MLA_CHECK(c, MLA_ERROR_TABLE, where_row() << "no launch contract for reducer kernel " << d.reduce_row->knl_name
+                                                  << " (reduce_params.h: mla_reduce_bf16, mla_reduce_wide_bf16)");
+        MLA_CHECK(upc == c->units_per_cta && d.reduce_threads >= c->min_threads && d.reduce_threads <= c->max_threads &&
+                      d.reduce_threads % 128 == 0,
+                  MLA_ERROR_TABLE,
+                  where_row() << c->kernel << " takes launch_units_per_cta " << c->units_per_cta << " and launch_threads "
+                              << c->min_threads << ".." << c->max_threads << " in steps of 128; the row gives "
+                              << upc << " and " << d.reduce_threads);
         // launch_pdl 1: a programmatic dependent launch (the reducer's grid launches as the
         // decode's CTAs exit, and its CTAs wait for the whole decode grid: griddepcontrol.wait)
-        d.reduce_programmatic = d.reduce_row->get_int("launch_pdl", 0) == 1;
+        const long pdl = d.reduce_row->get_int("launch_pdl", 0);
+        MLA_CHECK(pdl == 0 || pdl == 1, MLA_ERROR_TABLE, where_row() << "launch_pdl must be 0 or 1, got " << pdl);
+        d.reduce_programmatic = pdl == 1;
         d.reduce_grid = unsigned(sz.reduce_indptr_len - 1);
         // (row, head, 128-column quarter) units of a tile: at most M * 4 of them
         d.reduce_grid_y = unsigned(m * 4 / upc);

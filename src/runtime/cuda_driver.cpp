@@ -11,6 +11,7 @@
 // semantics.
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -37,6 +38,8 @@ using cuuint64_t = std::uint64_t;
 using CUdriverProcAddressQueryResult = int;
 
 constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
+constexpr CUresult CUDA_ERROR_NOT_SUPPORTED = 801;
 constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
@@ -59,7 +62,7 @@ constexpr int CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6;
 struct CUlaunchAttribute {
     int id;
     char pad[4];
-    union {
+    union alignas(8) {
         char bytes[64];
         int programmatic_stream_serialization_allowed;
     } value;
@@ -70,7 +73,10 @@ struct CUlaunchConfig {
     CUlaunchAttribute* attrs;
     unsigned num_attrs;
 };
-static_assert(sizeof(CUlaunchAttribute) == 72 && sizeof(CUlaunchConfig) == 56, "CUDA driver ABI");
+static_assert(sizeof(CUlaunchAttribute) == 72 && offsetof(CUlaunchAttribute, value) == 8 &&
+                  sizeof(CUlaunchConfig) == 56 && offsetof(CUlaunchConfig, stream) == 32 &&
+                  offsetof(CUlaunchConfig, attrs) == 40 && offsetof(CUlaunchConfig, num_attrs) == 48,
+              "CUlaunchAttribute / CUlaunchConfig of the CUDA 12 driver API (x86-64 and aarch64 layout)");
 
 // The ABI version every entry point is resolved at (see the file comment).
 constexpr int kCudaApiVersion = 12000;
@@ -266,7 +272,9 @@ public:
 
 private:
     // The packed argument buffer ("extra" form); programmatic: cuLaunchKernelEx with
-    // PROGRAMMATIC_STREAM_SERIALIZATION = 1, else cuLaunchKernel.
+    // PROGRAMMATIC_STREAM_SERIALIZATION = 1, else cuLaunchKernel. A driver that refuses the
+    // attribute (NOT_SUPPORTED, INVALID_VALUE) gets the plain launch: the kernels wait with
+    // griddepcontrol.wait, which returns at once after a plain launch, so the result is the same.
     void launch_with(Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream, const void* args,
                      size_t args_bytes, bool programmatic) {
         check_pid();
@@ -283,8 +291,12 @@ private:
         attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         attr.value.programmatic_stream_serialization_allowed = 1;
         const CUlaunchConfig cfg{grid.x, grid.y, grid.z, block.x, block.y, block.z, dynamic_shared, stream, &attr, 1};
-        check(s_.cuLaunchKernelEx(&cfg, f, nullptr, extra), MLA_ERROR_LAUNCH,
-              "cuLaunchKernelEx(PROGRAMMATIC_STREAM_SERIALIZATION)");
+        const CUresult r = s_.cuLaunchKernelEx(&cfg, f, nullptr, extra);
+        if (r == CUDA_ERROR_NOT_SUPPORTED || r == CUDA_ERROR_INVALID_VALUE) {
+            launch_with(f, grid, block, dynamic_shared, stream, args, args_bytes, false);
+            return;
+        }
+        check(r, MLA_ERROR_LAUNCH, "cuLaunchKernelEx(PROGRAMMATIC_STREAM_SERIALIZATION)");
     }
 
     static CUdeviceptr dptr(const void* p) {

@@ -164,6 +164,17 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
         // decode kernel itself is a plain launch
         CHECK(rr->programmatic == 1);
         CHECK(fake_rt_launch(0)->programmatic == 0);
+        // a driver that refuses the attribute gets the plain launch, with the same params
+        fake_rt_fail("cuLaunchKernelEx", 801);  // CUDA_ERROR_NOT_SUPPORTED
+        const mla_status st2 = mla_decode_fwd(ctx, &c.a, nullptr);
+        fake_rt_fail("cuLaunchKernelEx", 0);
+        INFO(mla_last_error());
+        REQUIRE(st2 == MLA_SUCCESS);
+        REQUIRE(fake_rt_launch_count() == 4);
+        CHECK(fake_rt_launch(3)->programmatic == 0);
+        CHECK(std::string(fake_rt_launch(3)->symbol) == rr->symbol);
+        CHECK(std::memcmp(fake_rt_launch(3)->args, rr->args, rr->args_bytes) == 0);
+        CHECK(fake_rt_call_count("cuLaunchKernelEx") == 2);  // the accepted one and the refused one
         REQUIRE(rr->args_bytes == sizeof(mla_reduce_params));
         mla_reduce_params rp;
         std::memcpy(&rp, rr->args, sizeof rp);
@@ -904,20 +915,29 @@ TEST_CASE("decode launch: rows naming the mma.sync fallback launch it with its o
 }
 
 // mla_reduce.csv's launch values decide the reducer launch: launch_pdl 0 launches it plainly
-// (cuLaunchKernel), 1 as a programmatic dependent launch; a launch_units_per_cta that is not the
-// kernel's (4 on 128..512 threads, 1 on 512) is a table error and nothing is launched.
+// (cuLaunchKernel), 1 as a programmatic dependent launch; a row that breaks its kernel's launch
+// contract (reduce_params.h: mla_reduce_bf16 4 units per CTA on 128..512 threads, the wide one 1
+// on 512), a launch_pdl other than 0 / 1 or an unknown reducer kernel is a table error and
+// nothing is launched.
 TEST_CASE("decode launch: the reducer row's launch_pdl and launch_units_per_cta", "[decode]") {
     struct K {
         const char* row;  // the spread = 1 row (b = 1 at 32K splits one tile: spread 1)
         mla_status st;
         int programmatic;
         unsigned grid_y;
+        const char* msg;  // for an error: a piece of the message
     };
-    const K ks[] = {{"reduce,bf16,1,512,1,0,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_SUCCESS, 0, 64u},
-                    {"reduce,bf16,1,512,1,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_SUCCESS, 1, 64u},
-                    {"reduce,bf16,1,512,4,1,mla_reduce_bf16,mla_reduce.cubin", MLA_SUCCESS, 1, 16u},
-                    {"reduce,bf16,1,512,2,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u},
-                    {"reduce,bf16,1,256,1,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u}};
+    const K ks[] = {
+        {"reduce,bf16,1,512,1,0,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_SUCCESS, 0, 64u, ""},
+        {"reduce,bf16,1,512,1,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_SUCCESS, 1, 64u, ""},
+        {"reduce,bf16,1,512,4,1,mla_reduce_bf16,mla_reduce.cubin", MLA_SUCCESS, 1, 16u, ""},
+        {"reduce,bf16,1,512,4,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u,
+         "mla_reduce_wide_bf16 takes launch_units_per_cta 1"},
+        {"reduce,bf16,1,512,2,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u, "the row gives 2 and 512"},
+        {"reduce,bf16,1,256,1,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u, "the row gives 1 and 256"},
+        {"reduce,bf16,1,512,1,2,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u, "launch_pdl must be 0 or 1"},
+        {"reduce,bf16,1,512,1,1,mla_reduce_other,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u,
+         "no launch contract for reducer kernel mla_reduce_other"}};
     int n = 0;
     for (const K& k : ks) {
         INFO(k.row);
@@ -947,7 +967,7 @@ TEST_CASE("decode launch: the reducer row's launch_pdl and launch_units_per_cta"
             CHECK(fake_rt_launch(1)->grid[1] == k.grid_y);
             CHECK(fake_rt_call_count(k.programmatic ? "cuLaunchKernelEx" : "cuLaunchKernel") >= 1);
         } else {
-            CHECK(std::string(mla_last_error()).find("launch_units_per_cta") != std::string::npos);
+            CHECK(std::string(mla_last_error()).find(k.msg) != std::string::npos);
             CHECK(fake_rt_launch_count() == 0);
         }
         mla_context_destroy(ctx);

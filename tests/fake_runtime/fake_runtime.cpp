@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -465,17 +466,21 @@ FAKE_EXPORT CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned 
 struct FakeLaunchAttribute {
     int id;
     char pad[4];
-    union {
+    union alignas(8) {
         char bytes[64];
         int value;
     } v;
 };
+static_assert(sizeof(FakeLaunchAttribute) == 72 && offsetof(FakeLaunchAttribute, v) == 8, "CUlaunchAttribute");
 struct FakeLaunchConfig {
     unsigned gx, gy, gz, bx, by, bz, shared;
     void* stream;
     FakeLaunchAttribute* attrs;
     unsigned num_attrs;
 };
+static_assert(sizeof(FakeLaunchConfig) == 56 && offsetof(FakeLaunchConfig, stream) == 32 &&
+                  offsetof(FakeLaunchConfig, attrs) == 40 && offsetof(FakeLaunchConfig, num_attrs) == 48,
+              "CUlaunchConfig");
 FAKE_EXPORT CUresult cuLaunchKernelEx(const FakeLaunchConfig* c, void* f, void** params, void** extra) {
     FAKE_ENTER("cuLaunchKernelEx");
     if (!c || (c->num_attrs && !c->attrs)) return kInvalidValue;

@@ -4,8 +4,14 @@
 #pragma once
 #include <stdint.h>
 
-/* Reducer (mla_reduce_bf16): grid (tiles, groups); a warp per (row, head, 128-column quarter);
- * unsplit tiles return at once. */
+/* Reducers: grid (tiles, M x 4 / units per CTA); a unit is (row, head, 128-column quarter) of a
+ * tile; unsplit tiles return at once. The launch contract each table row must keep (checked on
+ * the host against the row's knl_name: MLA_ERROR_TABLE otherwise):
+ *   mla_reduce_bf16       4 units per CTA (a loop over the tile's units), 128..512 threads in
+ *                         steps of 128 (warps per unit = threads / 128);
+ *   mla_reduce_wide_bf16  1 unit per CTA (unit = blockIdx.y, no loop), exactly 512 threads. */
+#define MLA_REDUCE_UNITS_PER_CTA 4
+#define MLA_REDUCE_WIDE_THREADS 512
 struct mla_reduce_params {
     const float* partial_out;       /* [partial_rows, Hk, 512]                                  */
     const float* partial_lse;       /* [partial_rows, Hk]                                       */
