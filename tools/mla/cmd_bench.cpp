@@ -1,9 +1,11 @@
 // cmd_bench.cpp - `mla bench`: the benchmark grid of issue 5 in one table: b=128, s_k=4096,
 // h in {16, 32, 64, 128}, s_q in {1, 2}; b=1, s_k=32768; b=64, s_k=1024; b=1536, s_k=2048,
-// h=16; each in bf16 and fp8 (fp8 Q and KV). Fixed lengths (as anchors.md §0's FlashMLA runs),
-// causal, page 64, DeepSeek-V3 scale; median of event-timed launches of mla_decode_fwd (decode +
-// reduce); FlashMLA's byte and FLOP formulas. KV values are tiled from a random block (timing
-// only: `mla run` and the GPU tests check results).
+// h=16; each in bf16 and fp8 (fp8 Q and KV). `--targets`: issue 8's target rows instead, each
+// with FlashMLA's figure (anchors.md §0), the target and whether it is met. Fixed lengths (as
+// anchors.md §0's FlashMLA runs), causal, page 64 unless a row says otherwise, DeepSeek-V3 scale;
+// median of event-timed launches of mla_decode_fwd (decode + reduce); FlashMLA's byte and FLOP
+// formulas. KV values are tiled from a random block (timing only: `mla run` and the GPU tests
+// check results).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -16,14 +18,124 @@
 
 using namespace mla_tool;
 
+namespace {
+
+// One timed row: the median of `iters` launches; false (and a message) when it cannot run.
+struct Timed {
+    double us = 0, gbs = 0, tflops = 0;
+    int works = 0, split_tiles = 0;
+    bool flag = false;
+};
+bool time_row(mla_context* ctx, const Spec& s, int iters, Timed* t, std::string* error) {
+    const Problem p = make_problem(s);
+    DeviceRun run;
+    if (!run.setup(ctx, p) || !run.launch()) {
+        *error = run.error;
+        return false;
+    }
+    for (int w = 0; w < 2; ++w) run.launch();
+    double med_ms = 0;
+    if (!median_event_ms(ctx, iters, [&] { return run.launch(); }, &med_ms)) {
+        *error = "timing failed";
+        return false;
+    }
+    int32_t flag = 0;
+    std::vector<float> out, lse;
+    if (!run.fetch(p, out, lse, flag)) {
+        *error = run.error;
+        return false;
+    }
+    t->us = med_ms * 1000.0;
+    t->gbs = problem_bytes(p) / (t->us * 1e-6) / 1e9;
+    t->tflops = problem_flops(p) / (t->us * 1e-6) / 1e12;
+    t->works = run.summary.num_works;
+    t->split_tiles = run.summary.num_split_tiles;
+    t->flag = flag != 0;
+    return true;
+}
+
+// Issue 8's targets (b, s_k, h, s_q, page size, q and kv dtype, FlashMLA µs or 0, target µs).
+struct Target {
+    int b, sk, h, sq, ps;
+    mla_dtype q, kv;
+    double flashmla, target;
+};
+const Target kTargets[] = {
+    {128, 4096, 16, 1, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 164.8, 145},
+    {128, 4096, 64, 1, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 166.9, 145},
+    {128, 16384, 16, 1, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 592.4, 560},
+    {128, 4096, 128, 1, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 242.0, 215},
+    {128, 4096, 128, 2, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 483.2, 430},
+    {128, 4096, 16, 2, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 165.2, 155},
+    {1, 32768, 16, 1, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 50.1, 20},
+    {64, 1024, 16, 1, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 38.8, 28},
+    {1536, 2048, 16, 1, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 904.1, 860},
+    {128, 4096, 16, 1, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0, 85},        // "fp8 KV"
+    {128, 4096, 16, 1, 64, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 0, 85},  // and fp8 Q too
+    {128, 4096, 128, 1, 64, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 0, 150},
+    {128, 4096, 16, 1, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 160},              // page size 1
+};
+
+const char* dt(mla_dtype d) { return d == MLA_DTYPE_BF16 ? "bf16" : "fp8"; }
+
+// The target table; list_only: the rows without running them (no context needed).
+int run_targets(mla_context* ctx, int iters, bool group_major, double copy_gbs, bool list_only) {
+    std::printf("| q / kv | b | s_q | h | s_k | page | FlashMLA us | target us | us | %% of copy | TFLOPS | met |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    int rc = 0, met = 0;
+    for (const Target& r : kTargets) {
+        Spec s;
+        s.head_group_major = group_major;
+        s.batch = r.b;
+        s.kv_len = r.sk;
+        s.heads = r.h;
+        s.qlen = r.sq;
+        s.page_size = r.ps;
+        s.varlen = false;
+        s.q_dtype = r.q;
+        s.kv_dtype = r.kv;
+        s.fast_fill = true;
+        s.extra_pages = 0;
+        Timed t;
+        std::string error;
+        char fm[32] = "-";
+        if (r.flashmla > 0) std::snprintf(fm, sizeof fm, "%.1f", r.flashmla);
+        if (list_only) {
+            std::printf("| %s / %s | %d | %d | %d | %d | %d | %s | %.0f | - | - | - | - |\n", dt(r.q), dt(r.kv), r.b, r.sq,
+                        r.h, r.sk, r.ps, fm, r.target);
+            continue;
+        }
+        if (!time_row(ctx, s, iters, &t, &error)) {
+            std::printf("| %s / %s | %d | %d | %d | %d | %d | %s | %.0f | error: %s | | | no |\n", dt(r.q), dt(r.kv), r.b,
+                        r.sq, r.h, r.sk, r.ps, fm, r.target, error.c_str());
+            rc = 1;
+            continue;
+        }
+        const bool ok = !t.flag && t.us <= r.target;
+        met += ok;
+        if (t.flag) rc = 1;
+        std::printf("| %s / %s | %d | %d | %d | %d | %d | %s | %.0f | %.1f | %.0f%% | %.1f | %s |%s\n", dt(r.q),
+                    dt(r.kv), r.b, r.sq, r.h, r.sk, r.ps, fm, r.target, t.us,
+                    copy_gbs > 0 ? 100.0 * t.gbs / copy_gbs : 0.0, t.tflops, ok ? "yes" : "no",
+                    t.flag ? " (device error flag set)" : "");
+        std::fflush(stdout);
+    }
+    if (!list_only) std::printf("%d of %zu targets met\n", met, sizeof kTargets / sizeof kTargets[0]);
+    return rc;
+}
+
+}  // namespace
+
 int cmd_bench(int argc, char** argv) {
     int iters = 20;
-    bool varlen = false, only_bf16 = false, quick = false, group_major = true;
+    bool varlen = false, only_bf16 = false, quick = false, group_major = true, targets = false, list = false;
     for (int i = 0; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
-            std::printf("usage: mla bench [--iters N] [--varlen] [--bf16-only] [--quick] [--aiter-order]\n"
+            std::printf("usage: mla bench [--iters N] [--varlen] [--bf16-only] [--quick] [--aiter-order] [--targets [--list]]\n"
                         "  the issue-5 grid, one table; --quick: b=128 s_k=4096 rows only;\n"
+                        "  --targets: issue 8's target rows instead (FlashMLA's figure, the target, met);\n"
+                        "  --list: print the target rows without a device\n"
                         "  plans are head-group-major (head_group_major = 1: a request's head groups\n"
                         "  and uniform-MTP qo tiles read its KV at the same time) unless --aiter-order\n");
             return 0;
@@ -31,12 +143,21 @@ int cmd_bench(int argc, char** argv) {
         else if (a == "--varlen") varlen = true;
         else if (a == "--bf16-only") only_bf16 = true;
         else if (a == "--quick") quick = true;
+        else if (a == "--targets") targets = true;
+        else if (a == "--list") list = true;
         else if (a == "--head-group-major") group_major = true;  // the default
         else if (a == "--aiter-order") group_major = false;
         else {
             std::fprintf(stderr, "mla bench: unknown option '%s'\n", a.c_str());
             return 2;
         }
+    }
+    if (list) {
+        if (!targets) {
+            std::fprintf(stderr, "mla bench: --list goes with --targets\n");
+            return 2;
+        }
+        return run_targets(nullptr, iters, group_major, 0, true);
     }
     mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
     mla_context* ctx = nullptr;
@@ -69,8 +190,13 @@ int cmd_bench(int argc, char** argv) {
     }
     std::printf("mla bench on %s (%d SMs), causal, page 64, %s lengths, median of %d; device copy "
                 "%.0f GB/s (read + write)\n",
-                mla_context_arch(ctx), mla_context_num_cus(ctx), varlen ? "varied" : "fixed", iters,
+                mla_context_arch(ctx), mla_context_num_cus(ctx), varlen && !targets ? "varied" : "fixed", iters,
                 copy_gbs);
+    if (targets) {
+        const int trc = run_targets(ctx, iters, group_major, copy_gbs, false);
+        mla_context_destroy(ctx);
+        return trc;
+    }
     std::printf("| dtype | b | s_q | h | s_k | works | split tiles | us | GB/s | %% of copy | TFLOPS |\n");
     std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     int rc = 0;
@@ -86,28 +212,19 @@ int cmd_bench(int argc, char** argv) {
             s.q_dtype = s.kv_dtype = d ? MLA_DTYPE_FP8_E4M3FN : MLA_DTYPE_BF16;
             s.fast_fill = true;
             s.extra_pages = 0;
-            const Problem p = make_problem(s);
-            DeviceRun run;
-            if (!run.setup(ctx, p) || !run.launch()) {
+            Timed t;
+            std::string error;
+            if (!time_row(ctx, s, iters, &t, &error)) {
                 std::printf("| %s | %d | %d | %d | %d | - | - | error: %s | | | |\n", d ? "fp8" : "bf16", r.b, r.sq, r.h,
-                            r.sk, run.error.c_str());
+                            r.sk, error.c_str());
                 rc = 1;
                 continue;
             }
-            for (int w = 0; w < 2; ++w) run.launch();
-            double med_ms = 0;
-            if (!median_event_ms(ctx, iters, [&] { return run.launch(); }, &med_ms)) rc = 1;
-            int32_t flag = 0;
-            std::vector<float> out, lse;
-            if (!run.fetch(p, out, lse, flag) || flag) rc = 1;
-            const double us = med_ms * 1000.0;
-            const double gbs = problem_bytes(p) / (us * 1e-6) / 1e9;
-            std::printf("| %s | %d | %d | %d | %d | %d | %d | %.1f | %.0f | %.0f%% | %.1f |%s\n",
-                        d ? "fp8" : "bf16", r.b, r.sq, r.h, r.sk, run.summary.num_works,
-                        run.summary.num_split_tiles, us, gbs,
-                        copy_gbs > 0 ? 100.0 * gbs / copy_gbs : 0.0,
-                        problem_flops(p) / (us * 1e-6) / 1e12,
-                        flag ? " (device error flag set)" : "");
+            if (t.flag) rc = 1;
+            std::printf("| %s | %d | %d | %d | %d | %d | %d | %.1f | %.0f | %.0f%% | %.1f |%s\n", d ? "fp8" : "bf16", r.b,
+                        r.sq, r.h, r.sk, t.works, t.split_tiles, t.us, t.gbs,
+                        copy_gbs > 0 ? 100.0 * t.gbs / copy_gbs : 0.0, t.tflops,
+                        t.flag ? " (device error flag set)" : "");
             std::fflush(stdout);
         }
     mla_context_destroy(ctx);
