@@ -20,6 +20,24 @@ using namespace mla_tool;
 
 namespace {
 
+// A benchmark problem: fixed or varied lengths, causal, KV tiled from a random block, no spare
+// pages.
+Spec bench_spec(int b, int sk, int h, int sq, int ps, mla_dtype q, mla_dtype kv, bool varlen, bool group_major) {
+    Spec s;
+    s.head_group_major = group_major;
+    s.batch = b;
+    s.kv_len = sk;
+    s.heads = h;
+    s.qlen = sq;
+    s.page_size = ps;
+    s.varlen = varlen;
+    s.q_dtype = q;
+    s.kv_dtype = kv;
+    s.fast_fill = true;
+    s.extra_pages = 0;
+    return s;
+}
+
 // One timed row: the median of `iters` launches; false (and a message) when it cannot run.
 struct Timed {
     double us = 0, gbs = 0, tflops = 0;
@@ -84,18 +102,7 @@ int run_targets(mla_context* ctx, int iters, bool group_major, double copy_gbs, 
     std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     int rc = 0, met = 0;
     for (const Target& r : kTargets) {
-        Spec s;
-        s.head_group_major = group_major;
-        s.batch = r.b;
-        s.kv_len = r.sk;
-        s.heads = r.h;
-        s.qlen = r.sq;
-        s.page_size = r.ps;
-        s.varlen = false;
-        s.q_dtype = r.q;
-        s.kv_dtype = r.kv;
-        s.fast_fill = true;
-        s.extra_pages = 0;
+        const Spec s = bench_spec(r.b, r.sk, r.h, r.sq, r.ps, r.q, r.kv, false, group_major);
         Timed t;
         std::string error;
         char fm[32] = "-";
@@ -202,16 +209,8 @@ int cmd_bench(int argc, char** argv) {
     int rc = 0;
     for (int d = 0; d < (only_bf16 ? 1 : 2); ++d)
         for (const Row& r : grid) {
-            Spec s;
-            s.head_group_major = group_major;
-            s.batch = r.b;
-            s.kv_len = r.sk;
-            s.heads = r.h;
-            s.qlen = r.sq;
-            s.varlen = varlen;
-            s.q_dtype = s.kv_dtype = d ? MLA_DTYPE_FP8_E4M3FN : MLA_DTYPE_BF16;
-            s.fast_fill = true;
-            s.extra_pages = 0;
+            const mla_dtype dt8 = d ? MLA_DTYPE_FP8_E4M3FN : MLA_DTYPE_BF16;
+            const Spec s = bench_spec(r.b, r.sk, r.h, r.sq, 64, dt8, dt8, varlen, group_major);
             Timed t;
             std::string error;
             if (!time_row(ctx, s, iters, &t, &error)) {
