@@ -1,5 +1,6 @@
 // context.h - struct mla_context: one device, its runtime, its tables and its module cache.
 #pragma once
+#include <climits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,10 +24,13 @@ struct mla_context {
     std::map<std::string, mla::rt::Function> functions;  // by path + "\n" + symbol
     // Fast paths of the launch calls (mla_decode_fwd runs per decode step):
     std::unordered_map<const mla::reg::Row*, mla::rt::Function> row_functions;  // rows of `tables`
-    // caller-packed key -> row and its launch_threads / launch_smem (-1 where the row has none)
+    // caller-packed key -> row and its integer launch values: launch_threads, launch_smem (-1
+    // where the row has none), launch_units_per_cta, launch_pdl (mla_reduce; kAbsent where the
+    // row has none, so that a negative value in the table still reaches the launch's checks)
     struct LaunchRow {
+        static constexpr long kAbsent = LONG_MIN;
         const mla::reg::Row* row = nullptr;
-        long threads = -1, smem = -1;
+        long threads = -1, smem = -1, units_per_cta = kAbsent, pdl = kAbsent;
     };
     std::unordered_map<uint64_t, LaunchRow> launch_rows;
     std::unordered_map<mla::rt::Function, int> max_dynamic_shared;   // value last set per kernel
@@ -53,8 +57,8 @@ rt::Function context_function(mla_context* ctx, const reg::Row& row);
 const reg::Row& context_row(mla_context* ctx, const std::string& table,
                             const std::map<std::string, std::string>& key);
 
-// Row of `table` for `key` like context_row, with its integer launch_threads / launch_smem (-1
-// where absent; MLA_ERROR_TABLE if not integers), memoised in the context under `id`, a 64-bit
+// Row of `table` for `key` like context_row, with its integer launch values (LaunchRow; -1 where
+// absent; MLA_ERROR_TABLE if not integers), memoised in the context under `id`, a 64-bit
 // packing of the key that the caller guarantees to be unique per (table, key): a repeated launch
 // then skips building the key, the table lookup and the parsing. make_key() is only called on a
 // miss.
@@ -70,6 +74,8 @@ mla_context::LaunchRow context_row_cached(mla_context* ctx, uint64_t id, const s
     lr.row = &context_row(ctx, table, make_key());
     lr.threads = lr.row->get_int("launch_threads", -1);
     lr.smem = lr.row->get_int("launch_smem", -1);
+    lr.units_per_cta = lr.row->get_int("launch_units_per_cta", mla_context::LaunchRow::kAbsent);
+    lr.pdl = lr.row->get_int("launch_pdl", mla_context::LaunchRow::kAbsent);
     std::lock_guard<std::mutex> lock(ctx->mutex);
     ctx->launch_rows[id] = lr;
     return lr;

@@ -318,7 +318,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
         });
         d.reduce_row = rr.row;
         d.reduce_threads = unsigned(rr.threads < 0 ? 128 : rr.threads);
-        const long upc = d.reduce_row->get_int("launch_units_per_cta", MLA_REDUCE_UNITS_PER_CTA);
+        const long upc = rr.units_per_cta == rr.kAbsent ? MLA_REDUCE_UNITS_PER_CTA : rr.units_per_cta;
         // the row must keep its kernel's launch contract (reduce_params.h): a wide reducer given
         // 4 units per CTA would leave 3 of every 4 units unwritten
         struct Contract {
@@ -342,7 +342,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                               << upc << " and " << d.reduce_threads);
         // launch_pdl 1: a programmatic dependent launch (the reducer's grid launches as the
         // decode's CTAs exit, and its CTAs wait for the whole decode grid: griddepcontrol.wait)
-        const long pdl = d.reduce_row->get_int("launch_pdl", 0);
+        const long pdl = rr.pdl == rr.kAbsent ? 0 : rr.pdl;
         MLA_CHECK(pdl == 0 || pdl == 1, MLA_ERROR_TABLE, where_row() << "launch_pdl must be 0 or 1, got " << pdl);
         d.reduce_programmatic = pdl == 1;
         d.reduce_grid = unsigned(sz.reduce_indptr_len - 1);

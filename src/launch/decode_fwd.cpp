@@ -1,7 +1,8 @@
 // decode_fwd.cpp - mla_decode_fwd (mla_c_api.h, DECODE section): validate everything
 // (decode_check.cpp), resolve both kernels (so that a missing code object fails before anything
 // runs), then launch the persistent decode kernel and, when the plan can split, the reducer, in
-// stream order (as a programmatic dependent launch where its table row says launch_pdl 1). Allocates nothing, never synchronises (CUDA-graph capturable).
+// stream order (as a programmatic dependent launch where its table row says launch_pdl 1).
+// Allocates nothing, never synchronises (CUDA-graph capturable).
 #include "common/error.h"
 #include "context/struct_io.h"
 #include "launch/decode_launch.h"

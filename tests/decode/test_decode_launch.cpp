@@ -936,6 +936,9 @@ TEST_CASE("decode launch: the reducer row's launch_pdl and launch_units_per_cta"
         {"reduce,bf16,1,512,2,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u, "the row gives 2 and 512"},
         {"reduce,bf16,1,256,1,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u, "the row gives 1 and 256"},
         {"reduce,bf16,1,512,1,2,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u, "launch_pdl must be 0 or 1"},
+        {"reduce,bf16,1,512,1,-1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u,
+         "launch_pdl must be 0 or 1, got -1"},
+        {"reduce,bf16,1,512,-1,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u, "the row gives -1 and 512"},
         {"reduce,bf16,1,512,1,1,mla_reduce_other,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u,
          "no launch contract for reducer kernel mla_reduce_other"}};
     int n = 0;
