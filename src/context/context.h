@@ -26,14 +26,23 @@ struct mla_context {
     std::unordered_map<const mla::reg::Row*, mla::rt::Function> row_functions;  // rows of `tables`
     // caller-packed key -> row and its integer launch values: launch_threads, launch_smem (-1
     // where the row has none), launch_units_per_cta, launch_pdl (mla_reduce; kAbsent where the
-    // row has none, so that a negative value in the table still reaches the launch's checks)
+    // row has none, so that a negative value in the table still reaches the launch's checks),
+    // launch_kv_tma (mla_decode; kAbsent likewise)
     struct LaunchRow {
         static constexpr long kAbsent = LONG_MIN;
         const mla::reg::Row* row = nullptr;
-        long threads = -1, smem = -1, units_per_cta = kAbsent, pdl = kAbsent;
+        long threads = -1, smem = -1, units_per_cta = kAbsent, pdl = kAbsent, kv_tma = kAbsent;
     };
     std::unordered_map<uint64_t, LaunchRow> launch_rows;
     std::unordered_map<mla::rt::Function, int> max_dynamic_shared;   // value last set per kernel
+    // The last KV-cache tensor map mla_decode_fwd encoded (launch_kv_tma rows): engines pass the
+    // same cache on every step, so the map is encoded once per (pointer, page size, pages, stride).
+    struct TensorMapMemo {
+        bool valid = false;
+        const void* kv = nullptr;
+        long page_size = 0, num_pages = 0, stride_page = 0;
+        alignas(128) uint64_t map[16] = {};
+    } kv_tmap_memo;
     // The last mla_metadata_info answer of mla_decode_fwd (engines pass the same plan params on
     // every step): params as given (arch pointer cleared), the arch string, the sizes.
     struct InfoMemo {
@@ -76,6 +85,7 @@ mla_context::LaunchRow context_row_cached(mla_context* ctx, uint64_t id, const s
     lr.smem = lr.row->get_int("launch_smem", -1);
     lr.units_per_cta = lr.row->get_int("launch_units_per_cta", mla_context::LaunchRow::kAbsent);
     lr.pdl = lr.row->get_int("launch_pdl", mla_context::LaunchRow::kAbsent);
+    lr.kv_tma = lr.row->get_int("launch_kv_tma", mla_context::LaunchRow::kAbsent);
     std::lock_guard<std::mutex> lock(ctx->mutex);
     ctx->launch_rows[id] = lr;
     return lr;

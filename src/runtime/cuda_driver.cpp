@@ -78,6 +78,12 @@ static_assert(sizeof(CUlaunchAttribute) == 72 && offsetof(CUlaunchAttribute, val
                   offsetof(CUlaunchConfig, attrs) == 40 && offsetof(CUlaunchConfig, num_attrs) == 48,
               "CUlaunchAttribute / CUlaunchConfig of the CUDA 12 driver API (x86-64 and aarch64 layout)");
 
+// cuTensorMapEncodeTiled's enum values that libmla passes (CUtensorMapDataType,
+// CUtensorMapSwizzle, CUtensorMapL2promotion of the CUDA 12 driver API).
+constexpr int CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9;
+constexpr int CU_TENSOR_MAP_SWIZZLE_128B = 3;
+constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3;
+
 // The ABI version every entry point is resolved at (see the file comment).
 constexpr int kCudaApiVersion = 12000;
 
@@ -270,6 +276,22 @@ public:
         return ms;
     }
 
+    bool encode_tensor_map_bf16(void* map, const void* base, unsigned rank, const uint64_t* dims,
+                                const uint64_t* strides_bytes, const uint32_t* box) override {
+        if (!tensor_map_encode_) return false;
+        const uint32_t ones[5] = {1, 1, 1, 1, 1};
+        check(tensor_map_encode_(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, const_cast<void*>(base), dims,
+                                 strides_bytes, box, ones, 0 /* interleave none */, CU_TENSOR_MAP_SWIZZLE_128B,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0 /* no OOB fill */),
+              MLA_ERROR_LAUNCH, "cuTensorMapEncodeTiled");
+        return true;
+    }
+
+    // cuTensorMapEncodeTiled (CUDA 12.0+), optional: without it bf16 tiles load by cp.async
+    using TensorMapEncodeTiled = CUresult(void*, int, uint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                                          const uint32_t*, const uint32_t*, int, int, int, int);
+    TensorMapEncodeTiled* tensor_map_encode_ = nullptr;
+
 private:
     // The packed argument buffer ("extra" form); programmatic: cuLaunchKernelEx with
     // PROGRAMMATIC_STREAM_SERIALIZATION = 1, else cuLaunchKernel. A driver that refuses the
@@ -426,6 +448,8 @@ void CudaDriver::load() {
         load_status = MLA_ERROR_RUNTIME_UNAVAILABLE;
         load_message = "CUDA driver " + path_ + " lacks entry points libmla needs:\n" + missing;
     }
+    if (!resolve("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&tensor_map_encode_)).empty())
+        tensor_map_encode_ = nullptr;  // optional (encode_tensor_map_bf16 returns false)
 }
 
 }  // namespace

@@ -71,6 +71,19 @@ public:
         launch(f, grid, block, dynamic_shared, stream, args, args_bytes);
     }
 
+    // A TMA tensor map (CUDA: cuTensorMapEncodeTiled) of a bf16 tensor in device memory, written to
+    // `map` (128 bytes, 128-byte aligned): `rank` (<= 5) dims, innermost first, of dims[i]
+    // elements; strides_bytes[i] bytes between consecutive indices of dim i + 1 (rank - 1
+    // values); boxes of box[i] elements; 128-byte swizzle, 256-byte L2 promotion, no
+    // out-of-bounds fill. Returns false where the runtime has no tensor maps (HIP, a CUDA driver
+    // without the entry point: this default); the caller then loads another way [LAUNCH when the
+    // driver refuses the arguments].
+    virtual bool encode_tensor_map_bf16(void* map, const void* base, unsigned rank, const uint64_t* dims,
+                                        const uint64_t* strides_bytes, const uint32_t* box) {
+        (void)map, (void)base, (void)rank, (void)dims, (void)strides_bytes, (void)box;
+        return false;
+    }
+
     // Memory, streams and events for tests, benchmarks and the CLI [LAUNCH].
     virtual void* malloc(size_t bytes) = 0;
     virtual void free(void* ptr) = 0;

@@ -14,6 +14,7 @@
 
 #include "../../tools/mla/decode_problem.h"
 #include "fake_runtime.h"
+#include "fake_codeobject_root.h"
 #include "fake_test_util.h"
 #include "launch/decode_launch.h"
 
@@ -118,26 +119,10 @@ TEST_CASE("cp_shard: the W shards' references merge to the whole problem's", "[c
 
 TEST_CASE("cp_shard: a shard's DeviceRun passes W, rank and g_kv_indptr to mla_decode_fwd",
           "[cp][tool]") {
-    // a code-object root with the real decode / reduce tables and fake images
-    char tmpl[] = "/tmp/mla_cp_shard_XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    const std::string root = tmpl, arch = root + "/sm_90a";
-    REQUIRE(std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) == 0);
+    // a code-object root with the real decode / reduce tables and a fake image per code object
     const char* src = std::getenv("MLA_CP_TABLES");
-    const std::string tables = src ? src : "codeobjects/sm_90a";
-    fake_test::copy_file(tables + "/decode/mla_decode.csv", arch + "/decode/mla_decode.csv");
-    fake_test::copy_file(tables + "/reduce/mla_reduce.csv", arch + "/reduce/mla_reduce.csv");
-    {  // a fake image for every code object the decode table names
-        std::ifstream t(tables + "/decode/mla_decode.csv");
-        REQUIRE(t.good());
-        std::string line;
-        std::getline(t, line);
-        while (std::getline(t, line)) {
-            const std::string co = line.substr(line.rfind(',') + 1);
-            if (!co.empty()) fake_test::write_fake_image(arch + "/decode/" + co, co.substr(0, co.rfind('.')));
-        }
-    }
-    fake_test::write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
+    const std::string root = fake_root::sm90_decode_root(src ? src : "codeobjects/sm_90a");
+    REQUIRE(!root.empty());
     mla_context* ctx = fake_test::fake_context(root);
 
     Spec s = shard_spec(2);  // 128 heads (folded), qlen 3, fp8 KV, page 16

@@ -28,7 +28,7 @@ std::string tables_src() {
     return s ? s : "codeobjects/sm_90a";
 }
 
-// The project's mla_decode.csv rows (13 fields each, header dropped).
+// The project's mla_decode.csv rows (14 fields each, header dropped).
 const std::vector<std::vector<std::string>>& decode_rows() {
     static std::vector<std::vector<std::string>> rows;
     if (!rows.empty()) return rows;
@@ -818,7 +818,8 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
     REQUIRE(in.good());
     std::string line;
     std::getline(in, line);
-    CHECK(line == "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name");
+    CHECK(line ==
+          "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name,launch_kv_tma");
     int rows = 0;
     std::map<std::string, std::string> plain, cprr;  // key without cprr -> launch columns
     while (std::getline(in, line)) {
@@ -827,7 +828,7 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         std::stringstream ss(line);
         std::string x;
         while (std::getline(ss, x, ',')) f.push_back(x);
-        REQUIRE(f.size() == 13);
+        REQUIRE(f.size() == 14);
         const int m = std::stoi(f[2]);
         const bool kv8 = f[1] == "fp8";
         INFO(line);
@@ -846,6 +847,8 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         CHECK(std::stoi(f[10]) <= 227 * 1024);
         CHECK(f[11] == fam + f[0] + "_" + f[1] + "_m" + f[2]);
         CHECK(f[12] == fam + f[0] + "_" + f[1] + ".cubin");
+        // TMA loads of bf16 KV tiles: the transposed bf16-KV kernels have them and use them
+        CHECK(f[13] == (f[11].rfind("mla_decode_wg_bf16_bf16_", 0) == 0 ? "1" : "0"));
         // cprr (round-robin context parallel) rows: causal only, the same kernel and launch
         // values as the cprr = 0 row of the key (the kernel reads cp_world_size at run time)
         CHECK((f[8] == "0" || f[8] == "1"));
@@ -853,7 +856,7 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         std::string key = f[0];
         for (int i : {1, 2, 3, 4, 5, 6, 7}) key += "," + f[i];
         std::string rest = f[9];
-        for (int i : {10, 11, 12}) rest += "," + f[i];
+        for (int i : {10, 11, 12, 13}) rest += "," + f[i];
         (f[8] == "1" ? cprr : plain)[key] = rest;
         ++rows;
     }
@@ -1116,4 +1119,127 @@ TEST_CASE("decode launch: plan sizes memoised per context follow the plan params
     REQUIRE(mla_decode_fwd(ctx, &a, nullptr) == MLA_SUCCESS);
     CHECK(fake_rt_launch_count() == before + per_call);
     mla_context_destroy(ctx);
+}
+
+TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the bf16 KV cache", "[decode][tma]") {
+    // kv_tma and the map's geometry per shape: bf16 KV on the transposed kernels (16, 32 heads)
+    // at page size >= 8; page sizes 1 and 4, fp8 KV and the 64-row qm kernels load by cp.async
+    struct K {
+        int H, ps;
+        mla_dtype q, kv;
+        int tma;
+    };
+    const K ks[] = {{16, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},  {32, 16, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},
+                    {16, 8, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},   {16, 128, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},
+                    {16, 4, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},   {16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},
+                    {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},  {16, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
+                    {16, 64, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 0}};
+    for (const K& k : ks) {
+        INFO("heads " << k.H << " page " << k.ps << " " << mla_dtype_string(k.q) << "/" << mla_dtype_string(k.kv));
+        fake_rt_reset();
+        mla_context* ctx = make_ctx();
+        Call c(3, k.H, 1, k.ps, 700, k.q, k.kv);
+        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        INFO(mla_last_error());
+        REQUIRE(st == MLA_SUCCESS);
+        const mla_decode_params p = params_of(fake_rt_launch(0));
+        CHECK(p.kv_tma == k.tma);
+        CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == k.tma);
+        if (k.tma) {
+            uint64_t head[2];
+            std::memcpy(head, p.kv_tmap, sizeof head);
+            CHECK(head[0] == FAKE_RT_TENSOR_MAP_MAGIC);
+            CHECK(head[1] == uint64_t(reinterpret_cast<uintptr_t>(c.a.kv_cache)));
+            const fake_rt_tensor_map_record* t = fake_rt_last_tensor_map();
+            REQUIRE(t != nullptr);
+            CHECK(t->data_type == 9);  // bf16
+            CHECK(t->rank == 3);
+            CHECK(t->base == c.a.kv_cache);
+            CHECK(t->dims[0] == 576);
+            CHECK(t->dims[1] == unsigned(k.ps));
+            CHECK(t->dims[2] == unsigned(c.a.num_pages));
+            CHECK(t->strides[0] == 1152);
+            CHECK(t->strides[1] == uint64_t(p.kv_stride_page) * 2);
+            CHECK(t->box[0] == 64);
+            CHECK(t->box[1] == unsigned(k.ps < 64 ? k.ps : 64));
+            CHECK(t->box[2] == 1);
+            CHECK(t->element_strides[0] == 1);
+            CHECK(t->swizzle == 3);  // 128-byte swizzle: the kernels' tile layout
+            CHECK(t->interleave == 0);
+            CHECK(t->oob_fill == 0);
+            // the same cache again: the map is not encoded again
+            REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+            CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == 1);
+            CHECK(std::memcmp(params_of(fake_rt_launch(fake_rt_launch_count() - (c.sz.partial_rows > 0 ? 2 : 1)))
+                                  .kv_tmap,
+                              p.kv_tmap, sizeof p.kv_tmap) == 0);
+            // another cache pointer: encoded again, with the new base
+            c.a.kv_cache = static_cast<const char*>(c.a.kv_cache) + 16;
+            const int n0 = fake_rt_launch_count();
+            REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+            CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == 2);
+            CHECK(fake_rt_last_tensor_map()->base == c.a.kv_cache);
+            CHECK(params_of(fake_rt_launch(n0)).kv_tma == 1);
+            // a driver that refuses the map: MLA_ERROR_LAUNCH, nothing launched
+            c.a.kv_cache = static_cast<const char*>(c.a.kv_cache) - 16;
+            mla_context* fresh = make_ctx();
+            fake_rt_fail("cuTensorMapEncodeTiled", 1);
+            const int n1 = fake_rt_launch_count();
+            CHECK(mla_decode_fwd(fresh, &c.a, nullptr) == MLA_ERROR_LAUNCH);
+            CHECK(std::string(mla_last_error()).find("cuTensorMapEncodeTiled") != std::string::npos);
+            CHECK(fake_rt_launch_count() == n1);
+            fake_rt_fail("cuTensorMapEncodeTiled", 0);
+            mla_context_destroy(fresh);
+        }
+        mla_context_destroy(ctx);
+    }
+}
+
+TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a table error", "[decode][tma]") {
+    struct K {
+        const char* row;  // the bf16 / bf16, 16-row, causal, lse row
+        mla_status st;
+        const char* msg;
+    };
+    const K ks[] = {
+        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,0", MLA_SUCCESS,
+         ""},
+        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,2",
+         MLA_ERROR_TABLE, "launch_kv_tma must be 0 or 1, got 2"},
+        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,-1",
+         MLA_ERROR_TABLE, "launch_kv_tma must be 0 or 1, got -1"},
+        {"bf16,bf16,16,1,0,0,1,1,0,256,231936,mla_decode_qm_bf16_bf16_m64,mla_decode_qm_bf16_bf16.cubin,1",
+         MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel with TMA loads"},
+    };
+    int n = 0;
+    for (const K& k : ks) {
+        INFO(k.row);
+        fake_rt_reset();
+        const std::string root = fixture_root() + "_tma_row" + std::to_string(n++);
+        const std::string arch = root + "/sm_90a";
+        REQUIRE(std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) == 0);
+        fake_test::copy_file(tables_src() + "/reduce/mla_reduce.csv", arch + "/reduce/mla_reduce.csv");
+        for (const char* co : {"mla_decode_qm_bf16_bf16", "mla_decode_wg_bf16_bf16"})
+            fake_test::write_fake_image(arch + "/decode/" + co + ".cubin", co);
+        fake_test::write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
+        {
+            std::ofstream t(arch + "/decode/mla_decode.csv");
+            t << "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name,"
+                 "launch_kv_tma\n"
+              << k.row << "\n";
+        }
+        mla_context* ctx = fake_test::fake_context(root);
+        Call c(3, 16, 1, 64, 700);
+        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        INFO(mla_last_error());
+        CHECK(st == k.st);
+        if (k.st == MLA_SUCCESS) {
+            CHECK(params_of(fake_rt_launch(0)).kv_tma == 0);
+            CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == 0);
+        } else {
+            CHECK(std::string(mla_last_error()).find(k.msg) != std::string::npos);
+            CHECK(fake_rt_launch_count() == 0);
+        }
+        mla_context_destroy(ctx);
+    }
 }

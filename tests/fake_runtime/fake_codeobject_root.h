@@ -31,7 +31,7 @@ inline bool write_image(const std::string& path, const std::string& tag) {
 
 // A new root under /tmp holding sm_90a/decode/mla_decode.csv and sm_90a/reduce/mla_reduce.csv
 // from `tables` (the project's codeobjects/sm_90a) and a fake image, tagged with its file name
-// without extension, for every code object (co_name, the last column) they name. "" on failure.
+// without extension, for every code object (the co_name column) they name. "" on failure.
 inline std::string sm90_decode_root(const std::string& tables) {
     char tmpl[] = "/tmp/mla_fake_root_XXXXXX";
     if (!mkdtemp(tmpl)) return "";
@@ -42,10 +42,14 @@ inline std::string sm90_decode_root(const std::string& tables) {
         if (!copy_file(tables + "/" + t, arch + "/" + t)) return "";
         std::ifstream in(arch + "/" + t);
         std::string line;
-        std::getline(in, line);  // header
+        std::getline(in, line);  // header: the index of co_name
+        int col = 0;
+        for (size_t at = 0; at < line.find("co_name"); ++at) col += line[at] == ',';
         while (std::getline(in, line)) {
             if (line.empty()) continue;
-            const std::string co = line.substr(line.rfind(',') + 1);
+            size_t b = 0;
+            for (int c = 0; c < col; ++c) b = line.find(',', b) + 1;
+            const std::string co = line.substr(b, line.find(',', b) - b);
             if (!write_image(arch + "/" + dir + "/" + co, co.substr(0, co.rfind('.')))) return "";
         }
     }

@@ -61,6 +61,8 @@ struct State {
     int last_proc_version = 0;
     unsigned long long last_proc_flags = 0;
     int context_token = 0;
+    bool have_tensor_map = false;
+    fake_rt_tensor_map_record tensor_map{};
 };
 
 State& state() {
@@ -249,6 +251,7 @@ FAKE_EXPORT void fake_rt_reset(void) {
     s.functions.clear();
     s.max_dyn_shared.clear();
     s.kernels.clear();
+    s.have_tensor_map = false;
 }
 
 FAKE_EXPORT void fake_rt_set_device(const char* arch_or_cc, int num_cus) {
@@ -493,6 +496,48 @@ FAKE_EXPORT CUresult cuLaunchKernelEx(const FakeLaunchConfig* c, void* f, void**
     return launch(lock, s, FAKE_RT_CUDA, f, dims, c->shared, c->stream, params, extra,
                   reinterpret_cast<void*>(0), programmatic);
 }
+FAKE_EXPORT CUresult cuTensorMapEncodeTiled(void* map, int data_type, unsigned rank, void* base,
+                                            const unsigned long long* dims, const unsigned long long* strides,
+                                            const unsigned* box, const unsigned* element_strides, int interleave,
+                                            int swizzle, int l2_promotion, int oob_fill) {
+    FAKE_ENTER("cuTensorMapEncodeTiled");
+    if (!map || !base || !dims || !box || !element_strides || rank < 1 || rank > 5) return kInvalidValue;
+    if (reinterpret_cast<uintptr_t>(map) % 64 || reinterpret_cast<uintptr_t>(base) % 16) return kInvalidValue;
+    if (rank > 1 && !strides) return kInvalidValue;
+    for (unsigned i = 0; i + 1 < rank; ++i)
+        if (strides[i] % 16) return kInvalidValue;
+    for (unsigned i = 0; i < rank; ++i)
+        if (box[i] < 1 || box[i] > 256 || dims[i] < 1) return kInvalidValue;
+    const unsigned elem = data_type == 9 || data_type == 6 ? 2 : 1;
+    if (swizzle == 3 && box[0] * elem > 128) return kInvalidValue;
+    fake_rt_tensor_map_record& r = s.tensor_map;
+    r = fake_rt_tensor_map_record{};
+    r.data_type = data_type;
+    r.rank = rank;
+    r.base = base;
+    for (unsigned i = 0; i < rank; ++i) {
+        r.dims[i] = dims[i];
+        r.box[i] = box[i];
+        r.element_strides[i] = element_strides[i];
+        if (i + 1 < rank) r.strides[i] = strides[i];
+    }
+    r.interleave = interleave;
+    r.swizzle = swizzle;
+    r.l2_promotion = l2_promotion;
+    r.oob_fill = oob_fill;
+    s.have_tensor_map = true;
+    std::memset(map, 0, 128);
+    const unsigned long long magic = FAKE_RT_TENSOR_MAP_MAGIC;
+    const uintptr_t b = reinterpret_cast<uintptr_t>(base);
+    std::memcpy(map, &magic, 8);
+    std::memcpy(static_cast<char*>(map) + 8, &b, 8);
+    return 0;
+}
+FAKE_EXPORT const fake_rt_tensor_map_record* fake_rt_last_tensor_map(void) {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    return s.have_tensor_map ? &s.tensor_map : nullptr;
+}
 FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
     FAKE_ENTER("cuMemAlloc");
     void* out = nullptr;
@@ -566,6 +611,7 @@ const std::map<std::string, void*>& proc_table() {
         FAKE_PROC("cuFuncSetAttribute", cuFuncSetAttribute),
         FAKE_PROC("cuLaunchKernel", cuLaunchKernel),
         FAKE_PROC("cuLaunchKernelEx", cuLaunchKernelEx),
+        FAKE_PROC("cuTensorMapEncodeTiled", cuTensorMapEncodeTiled),
         FAKE_PROC("cuMemAlloc", cuMemAlloc_v2),
         FAKE_PROC("cuMemFree", cuMemFree_v2),
         FAKE_PROC("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync_v2),

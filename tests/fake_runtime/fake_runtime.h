@@ -53,6 +53,25 @@ typedef struct fake_rt_launch_record {
     int programmatic;        /* 1: cuLaunchKernelEx with PROGRAMMATIC_STREAM_SERIALIZATION = 1    */
 } fake_rt_launch_record;
 
+/* The last cuTensorMapEncodeTiled call (fake_rt_call_count("cuTensorMapEncodeTiled") counts them).
+ * The fake checks the driver's rules that libmla relies on (map 64-byte aligned, base 16-byte
+ * aligned, strides multiples of 16, boxes of 1..256 elements, a 128-byte-swizzled box row of at
+ * most 128 bytes) and returns CUDA_ERROR_INVALID_VALUE (1) where one fails; on success the map's
+ * first 8 bytes are FAKE_RT_TENSOR_MAP_MAGIC and the next 8 the base address. */
+#define FAKE_RT_TENSOR_MAP_MAGIC 0x50414d54454b4146ull /* "FAKETMAP" */
+typedef struct fake_rt_tensor_map_record {
+    int data_type;           /* CUtensorMapDataType (9 = bf16)                                  */
+    unsigned rank;
+    const void* base;
+    unsigned long long dims[5];
+    unsigned long long strides[4]; /* bytes, dims 1 .. rank - 1                                 */
+    unsigned box[5];
+    unsigned element_strides[5];
+    int interleave, swizzle, l2_promotion, oob_fill;
+} fake_rt_tensor_map_record;
+/* NULL before the first call since the last reset. */
+const fake_rt_tensor_map_record* fake_rt_last_tensor_map(void);
+
 /* Host emulation of a kernel, called (outside the fake's lock) after the launch is recorded. */
 typedef void (*fake_rt_kernel_fn)(const fake_rt_launch_record* launch, void* user);
 

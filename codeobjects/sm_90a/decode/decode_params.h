@@ -54,6 +54,14 @@ struct mla_decode_params {
     int32_t out_fp32;               /* 1: out is fp32 [total_q, H, 512] (strides in floats), 0: bf16
                                      * (the wgmma families; the mma.sync fallback writes bf16 only) */
     const int32_t* g_kv_indptr;     /* [B+1] global KV lengths (W > 1), NULL otherwise           */
+    int32_t kv_tma;                 /* 1: bf16 KV tiles load by TMA through kv_tmap (wgmma
+                                     * kernels mla_decode_wg_bf16_bf16_*; the table row's
+                                     * launch_kv_tma), 0: cp.async                                */
+    /* CUtensorMap (cuTensorMapEncodeTiled) of the KV cache when kv_tma: bf16, 3-D {576,
+     * page_size, num_pages}, strides {1152 bytes, kv_stride_page * 2 bytes}, box {64,
+     * min(page_size, 64), 1}, 128-byte swizzle. Opaque to the host code, 128-byte aligned as the
+     * driver's type (the kernels take the params __grid_constant__, so TMA reads it in place). */
+    uint64_t kv_tmap[16] __attribute__((aligned(128)));
 };
 
 #ifdef __cplusplus

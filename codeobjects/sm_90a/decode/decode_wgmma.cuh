@@ -169,6 +169,42 @@ __device__ __forceinline__ void load_q(const mla_decode_params& p, const mla_dec
     }
 }
 
+// mbarriers (shared::cta, 64-bit) and bulk copies completing on them: the register-A kernel's ring
+// (decode_ra.cuh) and the TMA loads of bf16 tiles below.
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_tx(uint32_t bar, int bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+    asm volatile(
+        "{\n.reg .pred done;\nWAIT_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity)
+        : "memory");
+}
+// `bytes` (a multiple of 16) from global src to shared dst by the bulk-copy engine, completing
+// on mbarrier bar.
+__device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, int bytes, uint32_t bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+// One box of a 3-D TMA tensor map (cuTensorMapEncodeTiled, passed in the __grid_constant__ params)
+// at element coordinates (c0, c1, c2) to shared dst, completing on mbarrier bar.
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* tmap, int c0, int c1, int c2, uint32_t bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+            dst),
+        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
+}
+
 // The page id holding token j (the request's j-th token) of work w: one load from the page table
 // (block_table row w.b, or the CSR indices from w.kvi_b), or -1 when the page-table index is out of
 // range (flagged when `report`). Split from the address (kv_row_on) so that a loader can issue this
@@ -303,6 +339,48 @@ __device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla
     PagePrefetch pf;
     pf.fetch(p, w, tile, n_tiles, lt / TPT, lt % TPT == 0);
     issue_tile<KV8, TPT>(p, w, tile, n_tiles, slot, tok, lt, pf);
+}
+
+// bf16 tile `tile` of work w into ring slot `slot` by TMA (p.kv_tma: the host encoded p.kv_tmap,
+// the cache as a 3-D tensor {576, page_size, num_pages} with boxes {64, min(page_size, 64), 1} and
+// 128-byte swizzle, which is this file's tile layout; src/launch/decode_check.cpp). All 256 threads
+// call it, 4 per token (lt = token, sub): the first token of each run of the tile on one page
+// (the tile's first token, or a token at a page start; tiles start on a page boundary or, at page
+// size > 64, on a 64-token boundary of one) issues the run's 9 boxes (one per 64-column block) and
+// arrives with their bytes; the other 63 token threads arrive without bytes (mbarrier count 64).
+// A token past the work's end or on a bad page is flagged 0 in tok[64] (its row is then zeroed
+// when the tile lands: *zero bit `stage` set for its 4 threads); pages past the end are not read.
+// Returns at once for a tile past n_tiles (no arrival: the loop never waits for it).
+__device__ __forceinline__ void issue_tile_tma(const mla_decode_params& p, const mla_dec::Work& w, int tile,
+                                               int n_tiles, int stage, uint32_t slot, int* tok, uint32_t bar,
+                                               const PagePrefetch& pf, uint32_t* zero) {
+    if (tile >= n_tiles) return;
+    const int tid = threadIdx.x, lt = tid >> 2, sub = tid & 3;
+    const int j = w.tok_begin + tile * kTN + lt;
+    const char* row = j < w.tok_end ? kv_row_on<false>(p, pf.page, j, sub == 0) : nullptr;
+    *zero = row != nullptr ? (*zero & ~(1u << stage)) : (*zero | (1u << stage));
+    if (sub != 0) return;
+    tok[lt] = row != nullptr ? 1 : 0;
+    const int psz = 1 << p.page_size_log2, box_rows = min(psz, kTN);
+    if (row != nullptr && (lt == 0 || (j & (psz - 1)) == 0)) {
+        mbar_arrive_tx(bar, 9 * box_rows * 128);
+#pragma unroll
+        for (int b = 0; b < 9; ++b) tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
+    } else {
+        mbar_arrive(bar);
+    }
+}
+
+// Zeroes this thread's quarter of token lt's row in a landed bf16 tile (a token flagged 0 by
+// issue_tile_tma whose row the boxes filled with whatever the page holds past the work's end, or
+// that no box filled): masked keys must hold finite values, since P.V multiplies them by p = 0.
+__device__ __forceinline__ void zero_row_quarter(char* tile, int lt, int sub) {
+#pragma unroll
+    for (int b = 0; b < 9; ++b) {
+        uint4* d = reinterpret_cast<uint4*>(tile + b * kBlk + lt * 128 + 32 * sub);
+        d[0] = make_uint4(0, 0, 0, 0);
+        d[1] = make_uint4(0, 0, 0, 0);
+    }
 }
 
 // A raw fp8 tile (64 rows of 576 bytes) widened to the swizzled bf16 tile `wide`, exactly; all 256
@@ -582,22 +660,44 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
     const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
 
+    // bf16 KV by TMA (p.kv_tma, set by the host where the table row says launch_kv_tma 1 and the
+    // cache allows a tensor map): one mbarrier per ring slot, count 64 (issue_tile_tma). `phase`
+    // bit s: the parity of slot s's next fill; `zero` bit s: this thread's token row of slot s
+    // is zeroed when it lands. Else cp.async, one commit group per tile.
+    __shared__ __align__(8) uint64_t kv_bar[C::STAGES];
+    const bool tma = !KV8 && p.kv_tma != 0;
+    const uint32_t bar0 = smem_u32(kv_bar);
+    uint32_t phase = 0, zero = 0;
+    if (tma) {
+        if (tid < C::STAGES) mbar_init(bar0 + 8 * tid, 64);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+
     const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
     for (int wi = w_begin; wi < w_end; ++wi) {
         mla_dec::Work w;
         if (!mla_dec::load_work(p, wi, N, w)) continue;
         const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
 
-        __syncthreads();  // the previous work's epilogue is done with shared memory
+        fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
+        __syncthreads();  // the previous work's epilogue is done with shared memory (and mbarrier init)
         load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
 
         // ---- KV tiles: ring slot tile % STAGES ----
-        auto issue = [&](int tile) {
+        auto issue_pf = [&](int tile, const PagePrefetch& pg) {
             const int stage = tile % C::STAGES;
-            issue_tile<KV8>(p, w, tile, n_tiles, sbase + C::OFF_KV + stage * (KV8 ? kRaw8 : kTile), tokok + stage * kTN, tid);
+            const uint32_t slot = sbase + C::OFF_KV + stage * (KV8 ? kRaw8 : kTile);
+            if (tma)
+                issue_tile_tma(p, w, tile, n_tiles, stage, slot, tokok + stage * kTN, bar0 + 8 * stage, pg, &zero);
+            else
+                issue_tile<KV8>(p, w, tile, n_tiles, slot, tokok + stage * kTN, tid, pg);
         };
 #pragma unroll
-        for (int s = 0; s < C::STAGES - 1; ++s) issue(s);
+        for (int s = 0; s < C::STAGES - 1; ++s) {
+            PagePrefetch pg;
+            pg.fetch(p, w, s, n_tiles, tid >> 2, (tid & 3) == 0);
+            issue_pf(s, pg);
+        }
         // the page of the tile the loop issues next, looked up one tile ahead
         PagePrefetch pf;
         pf.fetch(p, w, C::STAGES - 1, n_tiles, tid >> 2, (tid & 3) == 0);
@@ -611,17 +711,22 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         const int r0 = 16 * wl + (lane >> 2);  // this thread's output dims r0, r0 + 8 of a block
 
         auto issue_ahead = [&](int tile) {  // tile's copies with pf's page; then the next tile's page
-            const int stage = tile % C::STAGES;
-            issue_tile<KV8>(p, w, tile, n_tiles, sbase + C::OFF_KV + stage * (KV8 ? kRaw8 : kTile), tokok + stage * kTN,
-                            tid, pf);
+            issue_pf(tile, pf);
             pf.fetch(p, w, tile + 1, n_tiles, tid >> 2, (tid & 3) == 0);
         };
         for (int tile = 0; tile < n_tiles; ++tile) {
             const int stage = tile % C::STAGES;
             uint32_t kt_off;
-            cp_wait<C::STAGES - 2>();
+            if (!tma) {
+                cp_wait<C::STAGES - 2>();
+            } else {
+                if (tile == 0) cp_wait<0>();  // Q (cp.async)
+                mbar_wait(bar0 + 8 * stage, (phase >> stage) & 1);  // the tile's boxes landed
+                phase ^= 1u << stage;
+                if ((zero >> stage) & 1) zero_row_quarter(smem + C::OFF_KV + stage * kTile, tid >> 2, tid & 3);
+            }
             if constexpr (!KV8) {
-                fence_proxy_async();  // cp.async data (and Q) -> the MMA's async proxy
+                fence_proxy_async();  // cp.async / TMA data, zeroed rows (and Q) -> the MMA's async proxy
                 __syncthreads();      // (A) tile landed for all; the previous slot is free
                 issue_ahead(tile + C::STAGES - 1);
                 kt_off = C::OFF_KV + stage * kTile;
