@@ -41,7 +41,7 @@ struct mla_context {
         bool valid = false;
         const void* kv = nullptr;
         long page_size = 0, num_pages = 0, stride_page = 0;
-        alignas(128) uint64_t map[16] = {};
+        uint64_t map[16] = {};
     } kv_tmap_memo;
     // The last mla_metadata_info answer of mla_decode_fwd (engines pass the same plan params on
     // every step): params as given (arch pointer cleared), the arch string, the sizes.

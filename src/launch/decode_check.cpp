@@ -2,6 +2,7 @@
 // pointers and alignment, strides, the plan against the call (plan_params field by field, buffer
 // lengths from mla_metadata_info), the head plan (src/routing) and the sm_90a table rows.
 // Nothing here touches device memory; page ids are checked by the kernel (error_flag).
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -78,7 +79,7 @@ bool kv_tensor_map(mla_context* ctx, const void* kv, int page_size, int num_page
     const uint64_t dims[3] = {uint64_t(MLA_DECODE_D_QK), uint64_t(page_size), uint64_t(num_pages)};
     const uint64_t strides[2] = {uint64_t(MLA_DECODE_D_QK) * 2, uint64_t(stride_page) * 2};
     const uint32_t box[3] = {64, uint32_t(page_size < 64 ? page_size : 64), 1};
-    alignas(128) uint64_t map[16] = {};
+    alignas(128) uint64_t map[16] = {};  // the driver writes a 64-byte aligned CUtensorMap
     if (!ctx->runtime->encode_tensor_map_bf16(map, kv, 3, dims, strides, box)) return false;
     std::memcpy(out, map, sizeof out);
     std::lock_guard<std::mutex> lock(ctx->mutex);
@@ -90,6 +91,13 @@ bool kv_tensor_map(mla_context* ctx, const void* kv, int page_size, int num_page
     std::memcpy(m.map, map, sizeof map);
     return true;
 }
+
+// The params struct starts the kernels' parameter space (packed argument buffer) only while it
+// is not over-aligned; kv_tmap then sits where sm_90's parameter space (constant bank 0x210)
+// makes it 128-byte aligned (decode_params.h).
+static_assert(alignof(mla_decode_params) <= 16, "an over-aligned params struct moves the kernel's parameter");
+static_assert(offsetof(mla_decode_params, kv_tmap) % 128 == 112 && sizeof(mla_decode_params{}.kv_tmap) == 128,
+              "kv_tmap: 128 bytes at 0x210 + offset = 0 (mod 128)");
 
 }  // namespace
 

@@ -57,11 +57,17 @@ struct mla_decode_params {
     int32_t kv_tma;                 /* 1: bf16 KV tiles load by TMA through kv_tmap (wgmma
                                      * kernels mla_decode_wg_bf16_bf16_*; the table row's
                                      * launch_kv_tma), 0: cp.async                                */
+    int32_t kv_tmap_pad[3];         /* puts kv_tmap at byte 240 (below)                          */
     /* CUtensorMap (cuTensorMapEncodeTiled) of the KV cache when kv_tma: bf16, 3-D {576,
      * page_size, num_pages}, strides {1152 bytes, kv_stride_page * 2 bytes}, box {64,
-     * min(page_size, 64), 1}, 128-byte swizzle. Opaque to the host code, 128-byte aligned as the
-     * driver's type (the kernels take the params __grid_constant__, so TMA reads it in place). */
-    uint64_t kv_tmap[16] __attribute__((aligned(128)));
+     * min(page_size, 64), 1}, 128-byte swizzle; opaque to the host code. TMA reads it in place
+     * (the kernels take the params __grid_constant__) and needs it 64-byte aligned. The struct
+     * keeps 8-byte alignment, so that it starts the kernel's parameter space (libmla launches
+     * with a packed argument buffer, which the driver copies there; an over-aligned struct
+     * would be placed further in by ptxas). On sm_90 that space starts at constant-bank byte
+     * 0x210, so byte 240 of the struct is 128-byte aligned there; a kernel that finds the map
+     * misaligned loads by cp.async instead (decode_wgmma.cuh). */
+    uint64_t kv_tmap[16];
 };
 
 #ifdef __cplusplus

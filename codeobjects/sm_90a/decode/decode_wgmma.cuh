@@ -661,11 +661,12 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
 
     // bf16 KV by TMA (p.kv_tma, set by the host where the table row says launch_kv_tma 1 and the
-    // cache allows a tensor map): one mbarrier per ring slot, count 64 (issue_tile_tma). `phase`
+    // cache allows a tensor map; the map 64-byte aligned in the parameter space, decode_params.h):
+    // one mbarrier per ring slot, count 64 (issue_tile_tma). `phase`
     // bit s: the parity of slot s's next fill; `zero` bit s: this thread's token row of slot s
     // is zeroed when it lands. Else cp.async, one commit group per tile.
     __shared__ __align__(8) uint64_t kv_bar[C::STAGES];
-    const bool tma = !KV8 && p.kv_tma != 0;
+    const bool tma = !KV8 && p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0;
     const uint32_t bar0 = smem_u32(kv_bar);
     uint32_t phase = 0, zero = 0;
     if (tma) {
