@@ -847,8 +847,8 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         CHECK(std::stoi(f[10]) <= 227 * 1024);
         CHECK(f[11] == fam + f[0] + "_" + f[1] + "_m" + f[2]);
         CHECK(f[12] == fam + f[0] + "_" + f[1] + ".cubin");
-        // TMA loads of bf16 KV tiles: the transposed bf16-KV kernels have them and use them
-        CHECK(f[13] == (f[11].rfind("mla_decode_wg_bf16_bf16_", 0) == 0 ? "1" : "0"));
+        // TMA loads of bf16 KV tiles: the bf16-KV wgmma kernels (wg, qm) have them and use them
+        CHECK(f[13] == (f[1] == "bf16" && f[11].rfind("mla_decode_ra_", 0) != 0 ? "1" : "0"));
         // cprr (round-robin context parallel) rows: causal only, the same kernel and launch
         // values as the cprr = 0 row of the key (the kernel reads cp_world_size at run time)
         CHECK((f[8] == "0" || f[8] == "1"));
@@ -1122,8 +1122,8 @@ TEST_CASE("decode launch: plan sizes memoised per context follow the plan params
 }
 
 TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the bf16 KV cache", "[decode][tma]") {
-    // kv_tma and the map's geometry per shape: bf16 KV on the transposed kernels (16, 32 heads)
-    // at page size >= 8; page sizes 1 and 4, fp8 KV and the 64-row qm kernels load by cp.async
+    // kv_tma and the map's geometry per shape: bf16 KV (the transposed kernels at 16 and 32 heads,
+    // the qm kernel at 64 and 128) at page size >= 8; page sizes 1 and 4 and fp8 KV load by cp.async
     struct K {
         int H, ps;
         mla_dtype q, kv;
@@ -1132,7 +1132,8 @@ TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the bf16 K
     const K ks[] = {{16, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},  {32, 16, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},
                     {16, 8, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},   {16, 128, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},
                     {16, 4, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},   {16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},
-                    {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},  {16, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
+                    {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},  {16, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
+                    {128, 16, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1}, {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
                     {16, 64, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 0}};
     for (const K& k : ks) {
         INFO("heads " << k.H << " page " << k.ps << " " << mla_dtype_string(k.q) << "/" << mla_dtype_string(k.kv));
@@ -1208,7 +1209,7 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
          MLA_ERROR_TABLE, "launch_kv_tma must be 0 or 1, got 2"},
         {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,-1",
          MLA_ERROR_TABLE, "launch_kv_tma must be 0 or 1, got -1"},
-        {"bf16,bf16,16,1,0,0,1,1,0,256,231936,mla_decode_qm_bf16_bf16_m64,mla_decode_qm_bf16_bf16.cubin,1",
+        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_fp8_m16,mla_decode_wg_bf16_fp8.cubin,1",
          MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel with TMA loads"},
     };
     int n = 0;
@@ -1219,7 +1220,7 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
         const std::string arch = root + "/sm_90a";
         REQUIRE(std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) == 0);
         fake_test::copy_file(tables_src() + "/reduce/mla_reduce.csv", arch + "/reduce/mla_reduce.csv");
-        for (const char* co : {"mla_decode_qm_bf16_bf16", "mla_decode_wg_bf16_bf16"})
+        for (const char* co : {"mla_decode_qm_bf16_bf16", "mla_decode_wg_bf16_bf16", "mla_decode_wg_bf16_fp8"})
             fake_test::write_fake_image(arch + "/decode/" + co + ".cubin", co);
         fake_test::write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
         {
