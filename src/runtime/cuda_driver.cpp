@@ -20,6 +20,7 @@
 
 #include "common/error.h"
 #include "runtime/dl_library.h"
+#include "runtime/fork_guard.h"
 #include "runtime/runtime.h"
 
 namespace mla::rt {
@@ -326,7 +327,7 @@ private:
     }
 
     void check_pid() const {
-        if (getpid() != pid_)
+        if (fork_guard_forked() && getpid() != pid_)
             MLA_FAIL(MLA_ERROR_RUNTIME_UNAVAILABLE,
                      "the CUDA driver was initialised in process " << pid_ << " and cannot be used "
                      "after fork() (this is process " << getpid() << "); create contexts in the "
@@ -368,6 +369,7 @@ private:
 };
 
 void CudaDriver::load() {
+    fork_guard_install();
     pid_ = getpid();
     DlLibrary lib = open_dl_library("MLA_LIBCUDA_PATH", {"libcuda.so.1"});
     if (!lib.handle) {

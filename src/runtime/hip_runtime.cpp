@@ -22,6 +22,7 @@
 
 #include "common/error.h"
 #include "runtime/dl_library.h"
+#include "runtime/fork_guard.h"
 #include "runtime/runtime.h"
 
 namespace mla::rt {
@@ -209,7 +210,7 @@ public:
 
 private:
     void check_pid() const {
-        if (getpid() != pid_)
+        if (fork_guard_forked() && getpid() != pid_)
             MLA_FAIL(MLA_ERROR_RUNTIME_UNAVAILABLE,
                      "the HIP runtime was initialised in process " << pid_ << " and cannot be used "
                      "after fork() (this is process " << getpid() << ")");
@@ -234,6 +235,7 @@ private:
 };
 
 void HipRuntime::load() {
+    fork_guard_install();
     pid_ = getpid();
     DlLibrary lib = open_dl_library(
         "MLA_LIBHIP_PATH", {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6",

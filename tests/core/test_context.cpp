@@ -2,6 +2,9 @@
 // code object -> module -> launch path, byte for byte, the device helpers and error mapping.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -186,6 +189,43 @@ TEST_CASE_METHOD(Fixture, "fixture smoke table on the fake CUDA driver", "[core]
     CHECK(mla_device_free(ctx, nullptr) == MLA_SUCCESS);
     mla_context_destroy(ctx);
     CHECK(fake_rt_module_unloaded(0) == 1);
+}
+
+TEST_CASE_METHOD(Fixture, "a fork() child is refused by the runtime, the parent goes on", "[core][context][cuda]") {
+    // The runtimes compare pids only after a pthread_atfork child handler has run (no getpid()
+    // system call per launch, src/runtime/fork_guard.h); the child must still be refused.
+    TempDir root;
+    root.write("sm_90a/smoke/smoke.csv", "kind,launch_threads,knl_name,co_name\nsmoke,64,mla_smoke_fill,s.cubin\n");
+    root.write("sm_90a/smoke/s.cubin", fake_image("smoke image bytes"));
+    fake_rt_set_kernel("mla_smoke_fill", smoke_emulation, nullptr);
+    mla_context* ctx = create("sm_90a", root.path());
+    void* dev = nullptr;
+    REQUIRE(mla_device_malloc(ctx, &dev, 64 * sizeof(int32_t)) == MLA_SUCCESS);
+    const int launches_before = fake_rt_launch_count();
+    REQUIRE(mla_smoke_launch(ctx, static_cast<int32_t*>(dev), 64, 1, 0, nullptr) == MLA_SUCCESS);
+    CHECK(fake_rt_launch_count() == launches_before + 1);
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        // exit status: 0 when both calls are refused with RUNTIME_UNAVAILABLE naming fork()
+        const int launches = fake_rt_launch_count();
+        const mla_status a = mla_smoke_launch(ctx, static_cast<int32_t*>(dev), 64, 1, 0, nullptr);
+        const bool a_ok = a == MLA_ERROR_RUNTIME_UNAVAILABLE && std::strstr(mla_last_error(), "fork()") != nullptr;
+        const mla_status b = mla_memset_d8(ctx, dev, 0, 64, nullptr);
+        const bool b_ok = b == MLA_ERROR_RUNTIME_UNAVAILABLE;
+        _exit(a_ok && b_ok && fake_rt_launch_count() == launches ? 0 : 1);
+    }
+    int status = -1;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    // the parent is not a child: its calls go on
+    REQUIRE(mla_smoke_launch(ctx, static_cast<int32_t*>(dev), 64, 2, 0, nullptr) == MLA_SUCCESS);
+    std::vector<int32_t> host(64);
+    REQUIRE(mla_memcpy_dtoh(ctx, host.data(), dev, host.size() * 4, nullptr) == MLA_SUCCESS);
+    CHECK(host[5] == 10);
+    REQUIRE(mla_device_free(ctx, dev) == MLA_SUCCESS);
+    mla_context_destroy(ctx);
 }
 
 TEST_CASE_METHOD(Fixture, "gfx942 smoke through the fake HIP runtime", "[core][context][hip]") {
