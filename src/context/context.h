@@ -2,6 +2,7 @@
 #pragma once
 #include <climits>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,14 +36,22 @@ struct mla_context {
     };
     std::unordered_map<uint64_t, LaunchRow> launch_rows;
     std::unordered_map<mla::rt::Function, int> max_dynamic_shared;   // value last set per kernel
-    // The last KV-cache tensor map mla_decode_fwd encoded (launch_kv_tma rows): engines pass the
-    // same cache on every step, so the map is encoded once per (pointer, page size, pages, stride).
-    struct TensorMapMemo {
-        bool valid = false;
-        const void* kv = nullptr;
-        long page_size = 0, num_pages = 0, stride_page = 0;
+    // KV-cache tensor maps mla_decode_fwd encoded (launch_kv_tma rows), by (cache pointer, page
+    // size, pages, page stride): engines pass one cache per layer, the same ones on every step.
+    // `ok` false: the runtime had no map to give (loads by cp.async). Cleared past 1024 entries.
+    struct TensorMapKey {
+        const void* kv;
+        long page_size, num_pages, stride_page;
+        bool operator<(const TensorMapKey& o) const {
+            return std::tie(kv, page_size, num_pages, stride_page) <
+                   std::tie(o.kv, o.page_size, o.num_pages, o.stride_page);
+        }
+    };
+    struct TensorMapEntry {
+        bool ok = false;
         uint64_t map[16] = {};
-    } kv_tmap_memo;
+    };
+    std::map<TensorMapKey, TensorMapEntry> kv_tmaps;
     // The last mla_metadata_info answer of mla_decode_fwd (engines pass the same plan params on
     // every step): params as given (arch pointer cleared), the arch string, the sizes.
     struct InfoMemo {

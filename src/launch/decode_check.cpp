@@ -62,34 +62,32 @@ void check_len(int64_t have, int64_t need, const void* ptr, const char* name) {
 
 // The TMA tensor map of a bf16 KV cache [num_pages, page_size, 1, 576] with pages
 // stride_page elements apart, for the kernels' 64-column x min(page_size, 64)-token boxes
-// (decode_params.h, kv_tmap), copied to `out` (128 bytes). Encoded once per context for the
-// same (pointer, page size, pages, stride): the last one is kept. False where the runtime has no
-// tensor maps.
+// (decode_params.h, kv_tmap), copied to `out` (128 bytes). Encoded once per context and cache
+// (memoised with the answer). False where the runtime has no tensor maps or the driver refuses
+// this one: the kernel then loads by cp.async.
 bool kv_tensor_map(mla_context* ctx, const void* kv, int page_size, int num_pages, int64_t stride_page,
                    uint64_t (&out)[16]) {
-    mla_context::TensorMapMemo& m = ctx->kv_tmap_memo;
+    const mla_context::TensorMapKey key{kv, page_size, num_pages, long(stride_page)};
     {
         std::lock_guard<std::mutex> lock(ctx->mutex);
-        if (m.valid && m.kv == kv && m.page_size == page_size && m.num_pages == num_pages &&
-            m.stride_page == stride_page) {
-            std::memcpy(out, m.map, sizeof out);
-            return true;
+        auto it = ctx->kv_tmaps.find(key);
+        if (it != ctx->kv_tmaps.end()) {
+            std::memcpy(out, it->second.map, sizeof out);
+            return it->second.ok;
         }
     }
     const uint64_t dims[3] = {uint64_t(MLA_DECODE_D_QK), uint64_t(page_size), uint64_t(num_pages)};
     const uint64_t strides[2] = {uint64_t(MLA_DECODE_D_QK) * 2, uint64_t(stride_page) * 2};
     const uint32_t box[3] = {64, uint32_t(page_size < 64 ? page_size : 64), 1};
     alignas(128) uint64_t map[16] = {};  // the driver writes a 64-byte aligned CUtensorMap
-    if (!ctx->runtime->encode_tensor_map_bf16(map, kv, 3, dims, strides, box)) return false;
+    mla_context::TensorMapEntry e;
+    e.ok = ctx->runtime->encode_tensor_map_bf16(map, kv, 3, dims, strides, box);
+    std::memcpy(e.map, map, sizeof map);
     std::memcpy(out, map, sizeof out);
     std::lock_guard<std::mutex> lock(ctx->mutex);
-    m.valid = true;
-    m.kv = kv;
-    m.page_size = page_size;
-    m.num_pages = num_pages;
-    m.stride_page = stride_page;
-    std::memcpy(m.map, map, sizeof map);
-    return true;
+    if (ctx->kv_tmaps.size() >= 1024) ctx->kv_tmaps.clear();
+    ctx->kv_tmaps[key] = e;
+    return e.ok;
 }
 
 // The params struct starts the kernels' parameter space (packed argument buffer) only while it
@@ -335,14 +333,14 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                                   << " / launch_smem " << d.smem << ", the kernel is built for "
                                   << want_threads << " / " << want_smem);
     // launch_kv_tma 1: the kernel loads bf16 KV tiles by TMA through a tensor map of the cache
-    // (decode_wgmma.cuh, issue_tile_tma); only the bf16-KV wgmma kernels (wg, qm) have that loader.
+    // (decode_wgmma.cuh, issue_tile_tma); only the transposed bf16-KV kernels have that loader (the
+    // qm kernel measured slower with it and keeps cp.async: docs/performance.md, session 6).
     const long kv_tma = lr.kv_tma == lr.kAbsent ? 0 : lr.kv_tma;
     MLA_CHECK(kv_tma == 0 || kv_tma == 1, MLA_ERROR_TABLE,
               d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma must be 0 or 1, got " << kv_tma);
-    MLA_CHECK(kv_tma == 0 || kn.rfind("mla_decode_wg_bf16_bf16_", 0) == 0 || kn.rfind("mla_decode_qm_bf16_bf16_", 0) == 0,
-              MLA_ERROR_TABLE,
+    MLA_CHECK(kv_tma == 0 || kn.rfind("mla_decode_wg_bf16_bf16_", 0) == 0, MLA_ERROR_TABLE,
               d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma 1 needs a kernel with TMA loads "
-                                    "(mla_decode_wg_bf16_bf16_*, mla_decode_qm_bf16_bf16_*), not " << kn);
+                                    "(mla_decode_wg_bf16_bf16_*), not " << kn);
     // fp32 out is written by the wgmma families' epilogues and the reducer only; the mma.sync
     // fallback (no rows in the shipped table) stores bf16 whatever out_fp32 says.
     if (out32 && !qm_family && !wg_family)
@@ -442,9 +440,11 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     p.g_kv_indptr = cprr ? a.g_kv_indptr : nullptr;  // W = 1: not read, not passed
     p.out_fp32 = out32 ? 1 : 0;
     // TMA boxes of min(page_size, 64) rows need whole 8-row swizzle atoms (page size >= 8), a
-    // 16-byte aligned cache and page stride (the driver's rules); otherwise, or where the runtime
-    // has no tensor maps, the same kernel loads by cp.async (p.kv_tma = 0).
-    if (kv_tma == 1 && a.page_size >= 8 && reinterpret_cast<uintptr_t>(a.kv_cache) % 16 == 0 && (kvsp * 2) % 16 == 0)
+    // cache of at least one page, 16-byte aligned with a 16-byte aligned page stride (the
+    // driver's rules); otherwise, or where the runtime has no tensor maps, the same kernel loads
+    // by cp.async (p.kv_tma = 0).
+    if (kv_tma == 1 && a.num_pages > 0 && a.kv_cache != nullptr && a.page_size >= 8 &&
+        reinterpret_cast<uintptr_t>(a.kv_cache) % 16 == 0 && (kvsp * 2) % 16 == 0)
         p.kv_tma = kv_tensor_map(ctx, a.kv_cache, a.page_size, a.num_pages, kvsp, p.kv_tmap) ? 1 : 0;
 
     mla_reduce_params& rp = d.reduce;

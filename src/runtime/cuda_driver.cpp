@@ -279,13 +279,12 @@ public:
 
     bool encode_tensor_map_bf16(void* map, const void* base, unsigned rank, const uint64_t* dims,
                                 const uint64_t* strides_bytes, const uint32_t* box) override {
+        check_pid();
         if (!tensor_map_encode_) return false;
         const uint32_t ones[5] = {1, 1, 1, 1, 1};
-        check(tensor_map_encode_(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, const_cast<void*>(base), dims,
-                                 strides_bytes, box, ones, 0 /* interleave none */, CU_TENSOR_MAP_SWIZZLE_128B,
-                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0 /* no OOB fill */),
-              MLA_ERROR_LAUNCH, "cuTensorMapEncodeTiled");
-        return true;
+        return tensor_map_encode_(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, const_cast<void*>(base), dims,
+                                  strides_bytes, box, ones, 0 /* interleave none */, CU_TENSOR_MAP_SWIZZLE_128B,
+                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0 /* no OOB fill */) == CUDA_SUCCESS;
     }
 
     // cuTensorMapEncodeTiled (CUDA 12.0+), optional: without it bf16 tiles load by cp.async

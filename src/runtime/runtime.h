@@ -76,8 +76,8 @@ public:
     // elements; strides_bytes[i] bytes between consecutive indices of dim i + 1 (rank - 1
     // values); boxes of box[i] elements; 128-byte swizzle, 256-byte L2 promotion, no
     // out-of-bounds fill. Returns false where the runtime has no tensor maps (HIP, a CUDA driver
-    // without the entry point: this default); the caller then loads another way [LAUNCH when the
-    // driver refuses the arguments].
+    // without the entry point: this default) or the driver refuses the arguments; the caller then
+    // loads another way.
     virtual bool encode_tensor_map_bf16(void* map, const void* base, unsigned rank, const uint64_t* dims,
                                         const uint64_t* strides_bytes, const uint32_t* box) {
         (void)map, (void)base, (void)rank, (void)dims, (void)strides_bytes, (void)box;

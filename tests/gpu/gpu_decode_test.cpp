@@ -7,7 +7,9 @@
 // the causal cprr rows: round-robin context-parallel shards, cp_shard) is hit by at least one
 // case (checked at the end). Cases mix heads 8..128 (folded above 64), qlen
 // 1..4, page sizes 1/16/64, ragged qo lengths (some 0), zero-length KV, permuted pages, NaN in
-// every KV slot no request owns, both page-table forms, long contexts that split (reducer).
+// every KV slot no request owns, both page-table forms, long contexts that split (reducer); and
+// the TMA loads of bf16 tiles at pages 8/32/128/256 and with many works per CTA (13 cases, 5 in
+// --quick).
 // Tolerances (docs/kernels.md): FlashMLA's for every dtype pair (out abs 8e-4 or rel 1.6%, LSE
 // abs 1e-6 or rel 1.2e-4; tolerance_for): fp8 inputs are widened exactly, so fp8 cases differ
 // from the reference (fed the same fp8 codes) only as bf16 cases do, except that fp8 Q with fp8
@@ -215,6 +217,39 @@ int main(int argc, char** argv) {
                     report(s, r, "split ");
                     if (r.ok) covered.insert({d, mm, causal, lse});
                 }
+    // TMA loads of bf16 tiles (the launch_kv_tma rows: the transposed bf16 kernels) at the page
+    // sizes the main grid does not draw: several page runs per tile (8, 32), tiles inside a page
+    // (128, 256: boxes at page offsets 64, 128, ...), with NaN past each length and in unused
+    // slots; then many short works per CTA, whose tile counts are odd and even in turn (the slots'
+    // mbarrier parity carried across works)
+    {
+        const int tma_pages[4] = {8, 32, 128, 256};
+        const int tma_shapes[3][2] = {{16, 1}, {32, 1}, {16, 2}};
+        for (int pi = 0; pi < 4; ++pi)
+            for (int si = 0; si < 3; ++si) {
+                if (quick && si > 0) continue;
+                Spec s;
+                s.heads = tma_shapes[si][0];
+                s.qlen = tma_shapes[si][1];
+                s.causal = true;
+                s.lse = si != 1;
+                s.page_size = tma_pages[pi];
+                s.batch = 3 + int(rng() % 5);
+                s.kv_len = kv_lens[rng() % 4];
+                s.varlen = true;
+                s.zero_kv_frac = pi % 2 ? 0.25 : 0;
+                s.block_table = pi == 2;
+                s.seed = 3000 + pi * 10 + si;
+                report(s, run_case(ctx, s), "tma ");
+            }
+        Spec s;
+        s.batch = 600;
+        s.kv_len = 140;
+        s.varlen = true;
+        s.page_size = 64;
+        s.seed = 3100;
+        report(s, run_case(ctx, s), "tma many works ");
+    }
     // Round-robin context parallel (cprr rows, causal only): rank r of W's shard of a whole
     // problem, against the CPU reference of the shard. Every (dtype pair, M, lse) cprr row, with
     // MTP where the tile allows it, global lengths below W (ranks with no key) and splits.

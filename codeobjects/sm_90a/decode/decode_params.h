@@ -125,10 +125,10 @@ static inline constexpr int mla_decode_ra_smem_bytes(int m) {
  * MMA's M side (padded to 64), 2 warpgroups, 256 threads. Shared memory: Q (64 rows, bf16), a
  * ring of 2 KV tiles (bf16; fp8 KV: 2 raw fp8 tiles plus the widened bf16 tile), the P exchange
  * (2 warpgroups x 2 k-blocks x 128 threads x 16 B), the row-max exchange (2 x 128 x 2 floats),
- * token flags (2 x 64), 2 mbarriers (bf16 KV by TMA). */
+ * token flags (2 x 64). */
 static inline constexpr int mla_decode_qm_threads() { return 256; }
 static inline constexpr int mla_decode_qm_smem_bytes(bool kv_fp8) {
     return 64 * 1152 + (kv_fp8 ? 2 * 64 * 576 + 64 * 1152 : 2 * 64 * 1152) + 2 * 2 * 128 * 16 + 2 * 128 * 2 * 4 +
-           2 * 64 * 4 + 2 * 8;
+           2 * 64 * 4;
 }
 #endif

@@ -31,8 +31,7 @@ struct CfgQM {
     static constexpr int OFF_P = OFF_KVB + (KV8 ? kTile : 0);    // P fragments [4 k-blocks][128] uint4
     static constexpr int OFF_MX = OFF_P + 2 * 2 * 128 * 16;      // alpha [64]; l exchange [2][128][2]
     static constexpr int OFF_TOK = OFF_MX + 2 * 128 * 2 * 4;     // token flags [STAGES][64]
-    static constexpr int OFF_BAR = OFF_TOK + STAGES * kTN * 4;  // mbarriers [STAGES] (TMA loads)
-    static constexpr int SMEM = OFF_BAR + STAGES * 8;
+    static constexpr int SMEM = OFF_TOK + STAGES * kTN * 4;
     static_assert(SMEM == mla_decode_qm_smem_bytes(KV8), "smem layout and formula disagree");
     static_assert(SMEM <= 232448, "more than 227 KB of shared memory");
     static_assert(64 * kOPitch * 4 <= RING + (KV8 ? kTile : 0), "output staging does not fit the ring");
@@ -119,18 +118,6 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
     // this thread's rows r0 and r0 + 8 of the 64 (accumulator layout of m64nN)
     const int r0 = 16 * wl + (lane >> 2), cq = 2 * (lane & 3);
 
-    // bf16 KV by TMA as in the transposed kernels (decode_wgmma.cuh, decode_wg_body): one mbarrier
-    // per ring slot, count 64; `phase` bit s: the parity of slot s's next fill, `zero` bit s: this
-    // thread's token row of slot s is zeroed when it lands. Else cp.async in three parts.
-    const bool tma = !KV8 && !(MLA_QM_ABLATE & 2) && p.kv_tma != 0 &&
-                     (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0;
-    const uint32_t bar0 = sbase + C::OFF_BAR;
-    uint32_t phase = 0, zero = 0;
-    if (tma) {
-        if (tid < C::STAGES) mbar_init(bar0 + 8 * tid, 64);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-
     const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
     for (int wi = w_begin; wi < w_end; ++wi) {
         mla_dec::Work w;
@@ -138,23 +125,11 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
         const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
         auto slot_of = [&](int tile) { return sbase + C::OFF_KV + (tile % C::STAGES) * (KV8 ? kRaw8 : kTile); };
         auto flags_of = [&](int tile) { return tokok + (tile % C::STAGES) * kTN; };
-        auto issue_tma = [&](int tile, const PagePrefetch& pg) {
-            const int stage = tile % C::STAGES;
-            issue_tile_tma(p, w, tile, n_tiles, stage, slot_of(tile), flags_of(tile), bar0 + 8 * stage, pg, &zero);
-        };
 
-        fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
-        __syncthreads();  // the previous work's epilogue is done with shared memory (and mbarrier init)
+        __syncthreads();  // the previous work's epilogue is done with shared memory
         load_q<64, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
-        if (MLA_QM_ABLATE & 2) {
-            cp_commit();
-        } else if (tma) {
-            PagePrefetch pg;
-            pg.fetch(p, w, 0, n_tiles, tid >> 2, (tid & 3) == 0);
-            issue_tma(0, pg);
-        } else {
-            issue_tile<KV8, 4>(p, w, 0, n_tiles, slot_of(0), flags_of(0), tid);
-        }
+        if (MLA_QM_ABLATE & 2) cp_commit();
+        else issue_tile<KV8, 4>(p, w, 0, n_tiles, slot_of(0), flags_of(0), tid);
 
         float m_run[2], l_run[2];
         int lim[2];
@@ -174,24 +149,12 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
 
         for (int tile = 0; tile < n_tiles; ++tile) {
             const int stage = tile % C::STAGES;
-            if (!tma) {
-                cp_wait<0>();
-            } else {
-                if (tile == 0) cp_wait<0>();  // Q (cp.async)
-                mbar_wait(bar0 + 8 * stage, (phase >> stage) & 1);  // the tile's boxes landed
-                phase ^= 1u << stage;
-                if ((zero >> stage) & 1) zero_row_quarter(smem + C::OFF_KV + stage * kTile, tid >> 2, tid & 3);
-            }
-            if constexpr (!KV8) fence_proxy_async();  // cp.async / TMA data, zeroed rows (and Q) -> the MMAs
+            cp_wait<0>();
+            if constexpr (!KV8) fence_proxy_async();  // cp.async data (and Q) -> the MMAs' async proxy
             __syncthreads();  // (A) tile landed for all; the other slot (and the widened tile) is free
-            // the next tile's loads: TMA boxes now; or cp.async part 1 by everyone now, parts 2-3 by
-            // warpgroup 1 now and by warpgroup 0 while its S MMAs run / after its softmax (with
-            // TMA, ld stays inactive: its parts issue nothing, its commits close empty groups)
-            if (tma) {
-                issue_tma(tile + 1, pf);
-            } else {
-                ld.begin(p, w, tile + 1, n_tiles, slot_of(tile + 1), flags_of(tile + 1), tid, pf);
-            }
+            // the next tile's loads: part 1 by everyone now, parts 2-3 by warpgroup 1 now and by
+            // warpgroup 0 while its S MMAs run / after its softmax
+            ld.begin(p, w, tile + 1, n_tiles, slot_of(tile + 1), flags_of(tile + 1), tid, pf);
             pf.fetch(p, w, tile + 2, n_tiles, tid >> 2, (tid & 3) == 0);
             if (kSplit) ld.template part<0, K3>();
             if (wg == 1) {
