@@ -1,0 +1,176 @@
+// test_decode_tma.cpp - the TMA loads of bf16 KV tiles on the fake CUDA runtime (no GPU): where
+// the table row says launch_kv_tma 1 the launch passes a tensor map of the cache (geometry, the
+// memo per cache, a driver that refuses it, an empty cache), and a row that the kernel cannot
+// honour is a table error. The kernels' side: decode_wgmma.cuh (issue_tile_tma), docs/kernels.md.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "decode_launch_util.h"
+
+using namespace decode_test;
+
+TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the bf16 KV cache", "[decode][tma]") {
+    // kv_tma and the map's geometry per shape: bf16 KV on the transposed kernels (16, 32 heads) at
+    // page size >= 8; page sizes 1 and 4, fp8 KV and the qm kernel (64, 128 heads) load by cp.async
+    struct K {
+        int H, ps;
+        mla_dtype q, kv;
+        int tma;
+    };
+    const K ks[] = {{16, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},  {32, 16, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},
+                    {16, 8, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},   {16, 128, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},
+                    {16, 4, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},   {16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},
+                    {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},  {16, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
+                    {128, 16, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0}, {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
+                    {16, 64, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 0}};
+    for (const K& k : ks) {
+        INFO("heads " << k.H << " page " << k.ps << " " << mla_dtype_string(k.q) << "/" << mla_dtype_string(k.kv));
+        fake_rt_reset();
+        mla_context* ctx = make_ctx();
+        Call c(3, k.H, 1, k.ps, 700, k.q, k.kv);
+        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        INFO(mla_last_error());
+        REQUIRE(st == MLA_SUCCESS);
+        const mla_decode_params p = params_of(fake_rt_launch(0));
+        CHECK(p.kv_tma == k.tma);
+        CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == k.tma);
+        if (k.tma) {
+            uint64_t head[2];
+            std::memcpy(head, p.kv_tmap, sizeof head);
+            CHECK(head[0] == FAKE_RT_TENSOR_MAP_MAGIC);
+            CHECK(head[1] == uint64_t(reinterpret_cast<uintptr_t>(c.a.kv_cache)));
+            const fake_rt_tensor_map_record* t = fake_rt_last_tensor_map();
+            REQUIRE(t != nullptr);
+            CHECK(t->data_type == 9);  // bf16
+            CHECK(t->rank == 3);
+            CHECK(t->base == c.a.kv_cache);
+            CHECK(t->dims[0] == 576);
+            CHECK(t->dims[1] == unsigned(k.ps));
+            CHECK(t->dims[2] == unsigned(c.a.num_pages));
+            CHECK(t->strides[0] == 1152);
+            CHECK(t->strides[1] == uint64_t(p.kv_stride_page) * 2);
+            CHECK(t->box[0] == 64);
+            CHECK(t->box[1] == unsigned(k.ps < 64 ? k.ps : 64));
+            CHECK(t->box[2] == 1);
+            CHECK(t->element_strides[0] == 1);
+            CHECK(t->swizzle == 3);  // 128-byte swizzle: the kernels' tile layout
+            CHECK(t->interleave == 0);
+            CHECK(t->oob_fill == 0);
+            // the same cache again: the map is not encoded again
+            REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+            CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == 1);
+            CHECK(std::memcmp(params_of(fake_rt_launch(fake_rt_launch_count() - (c.sz.partial_rows > 0 ? 2 : 1)))
+                                  .kv_tmap,
+                              p.kv_tmap, sizeof p.kv_tmap) == 0);
+            // another cache pointer: encoded again, with the new base
+            c.a.kv_cache = static_cast<const char*>(c.a.kv_cache) + 16;
+            const int n0 = fake_rt_launch_count();
+            REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+            CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == 2);
+            CHECK(fake_rt_last_tensor_map()->base == c.a.kv_cache);
+            CHECK(params_of(fake_rt_launch(n0)).kv_tma == 1);
+            // back to the first cache: still memoised (one map per cache: engines pass one per layer)
+            c.a.kv_cache = static_cast<const char*>(c.a.kv_cache) - 16;
+            REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+            CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == 2);
+            // the same pointer with fewer pages (another geometry): encoded again
+            c.a.num_pages -= 1;
+            const int n2 = fake_rt_launch_count();
+            REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+            CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == 3);
+            CHECK(fake_rt_last_tensor_map()->dims[2] == unsigned(c.a.num_pages));
+            CHECK(params_of(fake_rt_launch(n2)).kv_tma == 1);
+            c.a.num_pages += 1;
+            // a driver that refuses the map: the same kernel loads by cp.async (kv_tma 0), and the
+            // answer is memoised (no second attempt)
+            mla_context* fresh = make_ctx();
+            fake_rt_fail("cuTensorMapEncodeTiled", 1);
+            const int n1 = fake_rt_launch_count();
+            REQUIRE(mla_decode_fwd(fresh, &c.a, nullptr) == MLA_SUCCESS);
+            CHECK(fake_rt_launch_count() > n1);
+            CHECK(params_of(fake_rt_launch(n1)).kv_tma == 0);
+            const int tries = fake_rt_call_count("cuTensorMapEncodeTiled");
+            REQUIRE(mla_decode_fwd(fresh, &c.a, nullptr) == MLA_SUCCESS);
+            CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == tries);
+            fake_rt_fail("cuTensorMapEncodeTiled", 0);
+            mla_context_destroy(fresh);
+        }
+        mla_context_destroy(ctx);
+    }
+}
+
+TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a table error", "[decode][tma]") {
+    struct K {
+        const char* row;  // the bf16 / bf16, 16-row, causal, lse row
+        mla_status st;
+        const char* msg;
+    };
+    const K ks[] = {
+        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,0", MLA_SUCCESS,
+         ""},
+        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,2",
+         MLA_ERROR_TABLE, "launch_kv_tma must be 0 or 1, got 2"},
+        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,-1",
+         MLA_ERROR_TABLE, "launch_kv_tma must be 0 or 1, got -1"},
+        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_fp8_m16,mla_decode_wg_bf16_fp8.cubin,1",
+         MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel with TMA loads"},
+        {"bf16,bf16,64,1,0,0,1,1,0,256,231936,mla_decode_qm_bf16_bf16_m64,mla_decode_qm_bf16_bf16.cubin,1",
+         MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel with TMA loads"},
+    };
+    int n = 0;
+    for (const K& k : ks) {
+        INFO(k.row);
+        fake_rt_reset();
+        const std::string root = fixture_root() + "_tma_row" + std::to_string(n++);
+        const std::string arch = root + "/sm_90a";
+        REQUIRE(std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) == 0);
+        fake_test::copy_file(tables_src() + "/reduce/mla_reduce.csv", arch + "/reduce/mla_reduce.csv");
+        for (const char* co : {"mla_decode_qm_bf16_bf16", "mla_decode_wg_bf16_bf16", "mla_decode_wg_bf16_fp8"})
+            fake_test::write_fake_image(arch + "/decode/" + co + ".cubin", co);
+        fake_test::write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
+        {
+            std::ofstream t(arch + "/decode/mla_decode.csv");
+            t << "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name,"
+                 "launch_kv_tma\n"
+              << k.row << "\n";
+        }
+        mla_context* ctx = fake_test::fake_context(root);
+        const std::string row = k.row;
+        const int gqa = std::stoi(row.substr(10, row.find(',', 10) - 10));  // "bf16,bf16,<Gqa>,..."
+        Call c(3, gqa, 1, 64, 700);  // heads = the row's tile: the call routes to this row
+        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        INFO(mla_last_error());
+        CHECK(st == k.st);
+        if (k.st == MLA_SUCCESS) {
+            CHECK(params_of(fake_rt_launch(0)).kv_tma == 0);
+            CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == 0);
+        } else {
+            CHECK(std::string(mla_last_error()).find(k.msg) != std::string::npos);
+            CHECK(fake_rt_launch_count() == 0);
+        }
+        mla_context_destroy(ctx);
+    }
+}
+
+TEST_CASE("decode launch: a TMA row with an empty KV cache loads nothing by TMA", "[decode][tma]") {
+    // every request has zero KV tokens: num_pages 0 and no cache pointer are valid input; the
+    // launch must not ask the driver for a map of nothing (it would refuse it)
+    fake_rt_reset();
+    mla_context* ctx = make_ctx();
+    DecodeCall c(3, 16, 1, 64, 0, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1, 1, 0, /*len_step=*/0);
+    INFO(c.why);
+    REQUIRE(c.ok);
+    REQUIRE(c.a.num_pages == 0);
+    c.a.kv_cache = nullptr;
+    const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+    INFO(mla_last_error());
+    REQUIRE(st == MLA_SUCCESS);
+    CHECK(params_of(fake_rt_launch(0)).kv_tma == 0);
+    CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == 0);
+    mla_context_destroy(ctx);
+}
