@@ -794,20 +794,14 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
 TEST_CASE("decode launch: rows naming the mma.sync fallback launch it with its own values", "[decode]") {
     for (int bad = 0; bad < 2; ++bad) {
         // one root per table (tables are cached per root)
-        const std::string root = fixture_root() + (bad ? "_mma_bad" : "_mma");
-        const std::string arch = root + "/sm_90a";
-        REQUIRE(std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) == 0);
-        fake_test::copy_file(tables_src() + "/reduce/mla_reduce.csv", arch + "/reduce/mla_reduce.csv");
-        fake_test::write_fake_image(arch + "/decode/mla_decode_bf16_bf16.cubin", "mla_decode_bf16_bf16");
-        fake_test::write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
-        {
-            std::ofstream t(arch + "/decode/mla_decode.csv");
-            t << "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name\n";
-            for (int lse = 0; lse < 2; ++lse)
-                t << "bf16,bf16,16,1,0,0,1," << lse << ",0,256,"
-                  << (bad ? mla_decode_wg_smem_bytes(16, false) : mla_decode_smem_bytes(16, false))
-                  << ",mla_decode_bf16_bf16_m16,mla_decode_bf16_bf16.cubin\n";
-        }
+        std::ostringstream t;
+        t << "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name\n";
+        for (int lse = 0; lse < 2; ++lse)
+            t << "bf16,bf16,16,1,0,0,1," << lse << ",0,256,"
+              << (bad ? mla_decode_wg_smem_bytes(16, false) : mla_decode_smem_bytes(16, false))
+              << ",mla_decode_bf16_bf16_m16,mla_decode_bf16_bf16.cubin\n";
+        const std::string root = fake_root::sm90_decode_root(tables_src(), t.str());
+        REQUIRE(!root.empty());
         mla_context* ctx = fake_test::fake_context(root);
         Call c(2, 16, 1, 64, 200);
         const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
@@ -860,23 +854,14 @@ TEST_CASE("decode launch: the reducer row's launch_pdl and launch_units_per_cta"
         {"reduce,bf16,1,512,-1,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u, "the row gives -1 and 512"},
         {"reduce,bf16,1,512,1,1,mla_reduce_other,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u,
          "no launch contract for reducer kernel mla_reduce_other"}};
-    int n = 0;
     for (const K& k : ks) {
         INFO(k.row);
-        const std::string root = fixture_root() + "_reduce_row" + std::to_string(n++);
-        const std::string arch = root + "/sm_90a";
-        REQUIRE(std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) == 0);
-        fake_test::copy_file(tables_src() + "/decode/mla_decode.csv", arch + "/decode/mla_decode.csv");
-        for (const char* co : {"mla_decode_qm_bf16_bf16", "mla_decode_wg_bf16_bf16", "mla_decode_wg_bf16_fp8",
-                               "mla_decode_qm_bf16_fp8", "mla_decode_wg_fp8_fp8", "mla_decode_qm_fp8_fp8",
-                               "mla_decode_ra_fp8_fp8"})
-            fake_test::write_fake_image(arch + "/decode/" + co + ".cubin", co);
-        fake_test::write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
-        {
-            std::ofstream t(arch + "/reduce/mla_reduce.csv");
-            t << "kind,outType,spread,launch_threads,launch_units_per_cta,launch_pdl,knl_name,co_name\n"
-              << "reduce,bf16,0,128,4,1,mla_reduce_bf16,mla_reduce.cubin\n" << k.row << "\n";
-        }
+        const std::string root = fake_root::sm90_decode_root(
+            tables_src(), "",
+            std::string("kind,outType,spread,launch_threads,launch_units_per_cta,launch_pdl,knl_name,co_name\n"
+                        "reduce,bf16,0,128,4,1,mla_reduce_bf16,mla_reduce.cubin\n") +
+                k.row + "\n");
+        REQUIRE(!root.empty());
         mla_context* ctx = fake_test::fake_context(root);
         Call c(1, 16, 1, 64, 32768);
         REQUIRE(c.sz.partial_rows > 0);

@@ -122,23 +122,15 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
         {"bf16,bf16,64,1,0,0,1,1,0,256,231936,mla_decode_qm_bf16_bf16_m64,mla_decode_qm_bf16_bf16.cubin,1",
          MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel with TMA loads"},
     };
-    int n = 0;
     for (const K& k : ks) {
         INFO(k.row);
         fake_rt_reset();
-        const std::string root = fixture_root() + "_tma_row" + std::to_string(n++);
-        const std::string arch = root + "/sm_90a";
-        REQUIRE(std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) == 0);
-        fake_test::copy_file(tables_src() + "/reduce/mla_reduce.csv", arch + "/reduce/mla_reduce.csv");
-        for (const char* co : {"mla_decode_qm_bf16_bf16", "mla_decode_wg_bf16_bf16", "mla_decode_wg_bf16_fp8"})
-            fake_test::write_fake_image(arch + "/decode/" + co + ".cubin", co);
-        fake_test::write_fake_image(arch + "/reduce/mla_reduce.cubin", "reduce");
-        {
-            std::ofstream t(arch + "/decode/mla_decode.csv");
-            t << "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name,"
-                 "launch_kv_tma\n"
-              << k.row << "\n";
-        }
+        const std::string root = fake_root::sm90_decode_root(
+            tables_src(),
+            std::string("qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,"
+                        "co_name,launch_kv_tma\n") +
+                k.row + "\n");
+        REQUIRE(!root.empty());
         mla_context* ctx = fake_test::fake_context(root);
         const std::string row = k.row;
         const int gqa = std::stoi(row.substr(10, row.find(',', 10) - 10));  // "bf16,bf16,<Gqa>,..."

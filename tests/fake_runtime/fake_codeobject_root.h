@@ -30,16 +30,21 @@ inline bool write_image(const std::string& path, const std::string& tag) {
 }
 
 // A new root under /tmp holding sm_90a/decode/mla_decode.csv and sm_90a/reduce/mla_reduce.csv
-// from `tables` (the project's codeobjects/sm_90a) and a fake image, tagged with its file name
-// without extension, for every code object (the co_name column) they name. "" on failure.
-inline std::string sm90_decode_root(const std::string& tables) {
+// from `tables` (the project's codeobjects/sm_90a), or with the text decode_csv / reduce_csv
+// instead where that is not empty (a test's own rows), and a fake image, tagged with its file
+// name without extension, for every code object (the co_name column) they name. "" on failure.
+inline std::string sm90_decode_root(const std::string& tables, const std::string& decode_csv = "",
+                                    const std::string& reduce_csv = "") {
     char tmpl[] = "/tmp/mla_fake_root_XXXXXX";
     if (!mkdtemp(tmpl)) return "";
     const std::string root = tmpl, arch = root + "/sm_90a";
     if (std::system(("mkdir -p " + arch + "/decode " + arch + "/reduce").c_str()) != 0) return "";
     for (const std::string dir : {"decode", "reduce"}) {
         const std::string t = dir + "/mla_" + dir + ".csv";
-        if (!copy_file(tables + "/" + t, arch + "/" + t)) return "";
+        const std::string& text = dir == "decode" ? decode_csv : reduce_csv;
+        if (text.empty() ? !copy_file(tables + "/" + t, arch + "/" + t)
+                         : !(std::ofstream(arch + "/" + t) << text).good())
+            return "";
         std::ifstream in(arch + "/" + t);
         std::string line;
         std::getline(in, line);  // header: the index of co_name
