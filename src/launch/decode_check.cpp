@@ -439,12 +439,11 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     p.cp_rank = cprr ? a.cp_rank : 0;
     p.g_kv_indptr = cprr ? a.g_kv_indptr : nullptr;  // W = 1: not read, not passed
     p.out_fp32 = out32 ? 1 : 0;
-    // TMA boxes of min(page_size, 64) rows need whole 8-row swizzle atoms (page size >= 8), a
-    // cache of at least one page, 16-byte aligned with a 16-byte aligned page stride (the
-    // driver's rules); otherwise, or where the runtime has no tensor maps, the same kernel loads
-    // by cp.async (p.kv_tma = 0).
-    if (kv_tma == 1 && a.num_pages > 0 && a.kv_cache != nullptr && a.page_size >= 8 &&
-        reinterpret_cast<uintptr_t>(a.kv_cache) % 16 == 0 && (kvsp * 2) % 16 == 0)
+    // TMA boxes of min(page_size, 64) rows need whole 8-row swizzle atoms (page size >= 8) and a
+    // cache of at least one page; the driver's alignment rules (cache pointer and page stride
+    // multiples of 16 bytes) are argument checks above. Otherwise, or where the runtime has no
+    // tensor maps, the same kernel loads by cp.async (p.kv_tma = 0).
+    if (kv_tma == 1 && a.num_pages > 0 && a.page_size >= 8)
         p.kv_tma = kv_tensor_map(ctx, a.kv_cache, a.page_size, a.num_pages, kvsp, p.kv_tmap) ? 1 : 0;
 
     mla_reduce_params& rp = d.reduce;

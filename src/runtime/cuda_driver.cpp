@@ -287,11 +287,6 @@ public:
                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0 /* no OOB fill */) == CUDA_SUCCESS;
     }
 
-    // cuTensorMapEncodeTiled (CUDA 12.0+), optional: without it bf16 tiles load by cp.async
-    using TensorMapEncodeTiled = CUresult(void*, int, uint32_t, void*, const cuuint64_t*, const cuuint64_t*,
-                                          const uint32_t*, const uint32_t*, int, int, int, int);
-    TensorMapEncodeTiled* tensor_map_encode_ = nullptr;
-
 private:
     // The packed argument buffer ("extra" form); programmatic: cuLaunchKernelEx with
     // PROGRAMMATIC_STREAM_SERIALIZATION = 1, else cuLaunchKernel. A driver that refuses the
@@ -360,6 +355,10 @@ private:
     }
 
     CudaSymbols s_;
+    // cuTensorMapEncodeTiled (CUDA 12.0+), optional: without it bf16 tiles load by cp.async
+    using TensorMapEncodeTiled = CUresult(void*, int, uint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                                          const uint32_t*, const uint32_t*, int, int, int, int);
+    TensorMapEncodeTiled* tensor_map_encode_ = nullptr;
     std::string path_;
     bool fake_ = false;
     pid_t pid_ = 0;
