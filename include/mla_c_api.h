@@ -826,8 +826,13 @@ typedef struct mla_decode_args {
  * table mla_decode (key: dtypes, row tile M, causal, lse, cprr = (cp_world_size > 1)) with
  * num_clusters CTAs, then, when the plan can split (partial_rows > 0), the reducer of table
  * mla_reduce (key: spread, a few long-split tiles or many; launched as a programmatic dependent
- * launch where its row says launch_pdl 1, so it starts as the decode's CTAs exit). sm_90a only. out_dtype (bf16 or fp32) is a run-time flag of both kernels, not a
- * table key: the same rows and symbols run either.
+ * launch where its row says launch_pdl 1, so it starts as the decode's CTAs exit). sm_90a only.
+ * out_dtype (bf16 or fp32) is a run-time flag of both kernels, not a table key: the same rows
+ * and symbols run either. Where the decode row says launch_kv_tma 1 (bf16 KV, 16- and 32-row
+ * tiles) and page_size >= 8, the kernel loads KV tiles by TMA through a tensor map of kv_cache
+ * that the call encodes (cuTensorMapEncodeTiled, once per context and cache); without it (no
+ * such driver entry point, or the driver refuses the map) the same kernel loads by cp.async,
+ * with the same results.
  * MLA_ERROR_INVALID_ARGUMENT: null or misaligned pointer (q, kv_cache, out 16-byte aligned; q,
  * kv and out strides multiples of 16 bytes, i.e. out strides multiples of 8 bf16 / 4 fp32
  * elements; index arrays 4-byte, work_info_set and workspace 16-byte aligned), out_dtype other
@@ -840,8 +845,12 @@ typedef struct mla_decode_args {
  * mask) or with is_cp_round_robin = 1 for W = 1 (a forgotten cp_world_size).
  * MLA_ERROR_BUFFER_TOO_SMALL: workspace or plan buffers smaller than mla_metadata_info(plan_params)
  * says. MLA_ERROR_UNSUPPORTED_SHAPE: the head plan rejects the shape, the context is not
- * sm_90a, or out_dtype fp32 with a row naming the mma.sync fallback kernel. MLA_ERROR_NO_KERNEL: no table row for the key. MLA_ERROR_TABLE: a row whose
- * launch_threads / launch_smem disagree with the kernel build. MLA_ERROR_CODE_OBJECT,
+ * sm_90a, or out_dtype fp32 with a row naming the mma.sync fallback kernel.
+ * MLA_ERROR_NO_KERNEL: no table row for the key. MLA_ERROR_TABLE: a row whose launch_threads /
+ * launch_smem disagree with the kernel build, a launch_kv_tma other than 0 / 1 or 1 on a kernel
+ * without TMA loads, a reducer row that breaks its kernel's launch contract
+ * (launch_units_per_cta, launch_threads; reduce_params.h) or a launch_pdl other than 0 / 1.
+ * MLA_ERROR_CODE_OBJECT,
  * MLA_ERROR_LAUNCH from the runtime. Page ids: see error_flag. Not checked (device memory, no
  * synchronisation): the contents of g_kv_indptr and whether each local length equals
  * ceil((G_b - cp_rank) / W); a disagreeing shard gives a wrong mask, but no KV outside the
