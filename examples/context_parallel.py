@@ -593,6 +593,26 @@ def kernel_table(torch, comm, step, title, reps=10):
     print("\n".join(lines), flush=True)
 
 
+def align_gpus(torch, comm, args, collective=True):
+    """Before a timed iteration: a GPU sleep of --sleep-us (the host enqueues the iteration
+    meanwhile, so host launch time is not timed) and, with several ranks and `collective`, a
+    one-int all_reduce that every rank's GPU leaves at the same moment. --align collective (the
+    default) sleeps first and ends with the all_reduce, so the ranks start the timed work
+    together; --align sleep does the all_reduce first, then sleeps: the ranks then start apart
+    by the difference of their SM clocks over the sleep (torch.cuda._sleep counts cycles)."""
+    sleep = getattr(torch.cuda, "_sleep", None)
+    cycles = int(args.sleep_us * 2000)  # ~2 GHz SM clock
+    reduce_ = collective and comm.dist is not None
+    if reduce_:
+        t = torch.zeros(1, dtype=torch.int32, device=comm.device)
+    if reduce_ and args.align == "sleep":
+        comm.dist.all_reduce(t)
+    if sleep is not None:
+        sleep(cycles)
+    if reduce_ and args.align == "collective":
+        comm.dist.all_reduce(t)
+
+
 def graph_time(torch, comm, body, args, align, reset=None):
     """--graph: body() captured once in a CUDA graph (after a warm-up on a side stream, as
     torch.cuda.graph asks), then replayed args.iters times, each after the same alignment and GPU
@@ -609,14 +629,9 @@ def graph_time(torch, comm, body, args, align, reset=None):
         body()
     if reset is not None:
         reset()
-    sleep = getattr(torch.cuda, "_sleep", None)
     times = []
     for i in range(args.warmup + args.iters):
-        if align and comm.dist is not None:
-            t = torch.zeros(1, dtype=torch.int32, device=comm.device)
-            comm.dist.all_reduce(t)
-        if sleep is not None:
-            sleep(int(args.sleep_us * 2000))
+        align_gpus(torch, comm, args, align)
         ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
         ev[0].record()
         graph.replay()
@@ -637,19 +652,19 @@ def gpu_bench(comm, args):
     sh = gc.shard(r, args.page_size, args.seed)
     g = Gather(comm, b * L, H, packed=args.gather == "packed", partial=args.partial_dtype)
     sleep = getattr(torch.cuda, "_sleep", None)
-    cycles = int(args.sleep_us * 2000)  # ~2 GHz SM clock: the host enqueues during the sleep
 
-    def cp_iter(ev):
-        if comm.dist is not None:  # align the GPUs: both leave this all_reduce together
-            t = torch.zeros(1, dtype=torch.int32, device=comm.device)
-            comm.dist.all_reduce(t)
-        if sleep is not None:
-            sleep(cycles)
+    def cp_iter(ev, phases=True):
+        # phases False: events only at the start and the end, so that nothing stands between
+        # the kernels (an event between the all-gather and the merge would keep the merge's
+        # programmatic launch from starting early): these iterations give the total
+        align_gpus(torch, comm, args)
         ev[0].record()
         gc.decode_shard(sh, r, g.out, g.lse)
-        ev[1].record()
+        if phases:
+            ev[1].record()
         g.gather()
-        ev[2].record()
+        if phases:
+            ev[2].record()
         g.merge()
         ev[3].record()
 
@@ -660,10 +675,13 @@ def gpu_bench(comm, args):
         cp_iter(new_events())
     comm.sync()
     evs = [new_events() for _ in range(args.iters)]
-    for ev in evs:
+    evt = [new_events() for _ in range(args.iters)]
+    for ev, et in zip(evs, evt):  # alternated: phase split, then the total alone
         cp_iter(ev)
+        cp_iter(et, phases=False)
     comm.sync()
-    total = statistics.median(ev[0].elapsed_time(ev[3]) for ev in evs)
+    total = statistics.median(ev[0].elapsed_time(ev[3]) for ev in evt)
+    total_phased = statistics.median(ev[0].elapsed_time(ev[3]) for ev in evs)
     dec = statistics.median(ev[0].elapsed_time(ev[1]) for ev in evs)
     gat = statistics.median(ev[1].elapsed_time(ev[2]) for ev in evs)
     mer = statistics.median(ev[2].elapsed_time(ev[3]) for ev in evs)
@@ -674,7 +692,7 @@ def gpu_bench(comm, args):
                                                      g.gather(), g.merge()), args, align=True,
                               reset=lambda: g.merged_out.fill_(math.nan))
         graph_same = float(torch.equal(g.merged_out, eager_out))
-    mine = torch.tensor([total, dec, gat, mer, graph_cp, graph_same], dtype=torch.float64,
+    mine = torch.tensor([total, dec, gat, mer, graph_cp, graph_same, total_phased], dtype=torch.float64,
                         device=comm.device)
     every = [torch.zeros_like(mine) for _ in range(comm.W)]
     comm.dist.all_gather(every, mine)
@@ -687,8 +705,7 @@ def gpu_bench(comm, args):
     if comm.lead:
         out1 = torch.empty((b * L, H, V), dtype=torch.bfloat16, device=comm.device)
         def one_iter(ev):
-            if sleep is not None:
-                sleep(cycles)
+            align_gpus(torch, comm, args, collective=False)
             ev[0].record()
             gc.whole_decode(args.page_size, out=out1, return_lse=False)
             ev[1].record()
@@ -711,12 +728,14 @@ def gpu_bench(comm, args):
         kv_bytes = int(gc.G.sum()) * QK * gc.kv_rows.element_size()
         rows = [x.tolist() for x in every]
         print(f"bench: b={b} s_k={s_k} h={H} {dt} qlen={L} page={args.page_size}, "
-              f"{args.iters} iterations after {args.warmup} warm-up, median, CUDA events"
+              f"{args.iters} iterations after {args.warmup} warm-up, median, CUDA events, "
+              f"--align {args.align}"
               f"{'' if sleep else ' (no torch.cuda._sleep: host launch time included)'}",
               flush=True)
-        for i, (t, d, ga, m, _, _) in enumerate(rows):
+        for i, (t, d, ga, m, _, _, tp) in enumerate(rows):
             print(f"  rank {i}: decode {d * 1e3:8.1f} us  all-gather {ga * 1e3:7.1f} us  "
-                  f"merge {m * 1e3:6.1f} us  total {t * 1e3:8.1f} us", flush=True)
+                  f"merge {m * 1e3:6.1f} us  (sum {tp * 1e3:6.1f} us with the phase events)  "
+                  f"total {t * 1e3:8.1f} us (start and end events only)", flush=True)
         nb = g.bytes_per_rank
         print(f"  all-gather: {comm.W} x {nb} bytes ({args.partial_dtype} partial out {g.ob} + "
               f"lse {g.lb} per rank, padded to 16 bytes); the merge reads the receive buffer in "
@@ -845,6 +864,10 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--sleep-us", type=float, default=2000.0,
                     help="bench: GPU sleep before each timed iteration while the host enqueues")
+    ap.add_argument("--align", choices=("collective", "sleep"), default="collective",
+                    help="--bench: how the ranks start a timed iteration together: GPU sleep, "
+                         "then a one-int all_reduce (collective), or the all_reduce, then the "
+                         "sleep (sleep: the ranks drift apart by their clock difference)")
     ap.add_argument("--graph", action="store_true",
                     help="bench: also time both paths captured as CUDA graphs (NCCL included)")
     ap.add_argument("--profile", action="store_true",

@@ -688,7 +688,8 @@ MLA_API mla_status mla_execute_plan_reference(const mla_host_problem* problem,
  * For each (row, head): lse* = m + log sum_k exp(lse_k - m) with m the largest FINITE lse_k,
  * o = sum_k exp(lse_k - lse*) o_k (§1). A partial whose LSE is not finite (-inf: the rank saw
  * no key; +inf or NaN: aiter's HIP reducer's marker of an all-empty group) gets weight 0 and its
- * o_k is never read, so it can never bring NaN in; when no lse_k is finite: o = 0, lse* = -inf.
+ * o_k is never used (the device kernel may load it, but never multiplies or adds it), so it can
+ * never bring NaN in; when no lse_k is finite: o = 0, lse* = -inf.
  * W = 1 copies (o converted to out_dtype). */
 typedef struct mla_merge_args {
     size_t struct_size;
@@ -713,14 +714,18 @@ typedef struct mla_merge_args {
 /* Merges on the context's device on `stream` (CUstream; NULL = default stream) with the sm_90a
  * code object of table mla_merge (key kind=merge, outType=bf16): device pointers, validated on
  * the host before anything is launched; allocates nothing, never synchronises (CUDA graph
- * capturable); total_q == 0 launches nothing.
+ * capturable); total_q == 0 launches nothing. Where the row says launch_pdl 1 (the shipped
+ * table) the kernel is a programmatic dependent launch: it may become resident while the kernel
+ * ahead of it on `stream` (e.g. the all-gather that filled partial_out) finishes, and reads
+ * nothing until that kernel has completed, so stream order holds as for a plain launch.
  * MLA_ERROR_INVALID_ARGUMENT: ctx / args / a required pointer NULL, world_size < 1, total_q < 0,
  * num_heads < 1, partial_dtype not fp32/bf16, total_q * H above 2^31 - 1, a rank stride that is
  * negative or smaller than one rank's block, partial_out, its rank stride in bytes or out not
  * 16-byte aligned, partial_lse or lse not 4-byte aligned, outputs that overlap each other or an
  * input. MLA_ERROR_UNSUPPORTED_SHAPE: the context is not sm_90a. MLA_ERROR_NO_KERNEL: no table
  * row for out_dtype (only bf16 has one). MLA_ERROR_TABLE: the row's launch_threads is not the
- * kernel's (256). MLA_ERROR_CODE_OBJECT, MLA_ERROR_LAUNCH from the runtime. */
+ * kernel's (256), or its launch_pdl is not 0 / 1 (absent: 0). MLA_ERROR_CODE_OBJECT,
+ * MLA_ERROR_LAUNCH from the runtime. */
 MLA_API mla_status mla_merge_attn_states(mla_context* ctx, const mla_merge_args* args,
                                          void* stream);
 

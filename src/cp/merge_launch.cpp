@@ -1,7 +1,9 @@
 // merge_launch.cpp - mla_merge_attn_states: validates on the host, resolves the table row
 // (mla_merge: kind=merge, outType) and its code object, then launches the sm_90a merge kernel
-// (codeobjects/sm_90a/merge/merge.cu) with one warp per (row, head). Allocates nothing, never
-// synchronises.
+// (codeobjects/sm_90a/merge/merge.cu) with one warp per (row, head), as a programmatic dependent
+// launch where the row says launch_pdl 1 (the grid may become resident while the kernel ahead
+// of it in the stream, typically the all-gather, finishes; the kernel waits for it before its
+// first load). Allocates nothing, never synchronises.
 #include "common/error.h"
 #include "context/context.h"
 #include "cp/merge.h"
@@ -39,6 +41,9 @@ extern "C" MLA_API mla_status mla_merge_attn_states(mla_context* ctx, const mla_
         MLA_CHECK(threads == MLA_MERGE_THREADS, MLA_ERROR_TABLE,
                   row.file << ":" << row.line << ": launch_threads " << threads << " of "
                            << row.knl_name << " is not the kernel's " << MLA_MERGE_THREADS);
+        const long pdl = row.get_int("launch_pdl", 0);
+        MLA_CHECK(pdl == 0 || pdl == 1, MLA_ERROR_TABLE,
+                  row.file << ":" << row.line << ": launch_pdl must be 0 or 1, got " << pdl);
         const mla::rt::Function f = mla::context_function(ctx, row);
         if (m.units == 0) return;
         const mla_merge_params p = mla::cp::merge_params(m);
@@ -47,6 +52,9 @@ extern "C" MLA_API mla_status mla_merge_attn_states(mla_context* ctx, const mla_
         grid.x = unsigned((m.units + warps - 1) / warps);
         block.x = unsigned(MLA_MERGE_THREADS);
         ctx->runtime->set_device(ctx->device);
-        ctx->runtime->launch(f, grid, block, 0, stream, &p, sizeof p);
+        if (pdl == 1)
+            ctx->runtime->launch_programmatic(f, grid, block, 0, stream, &p, sizeof p);
+        else
+            ctx->runtime->launch(f, grid, block, 0, stream, &p, sizeof p);
     });
 }

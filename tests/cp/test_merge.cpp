@@ -317,6 +317,9 @@ TEST_CASE("sm_90a merge launch on the fake runtime", "[cp][merge][fake]") {
     CHECK(l->shared == 0);
     CHECK(l->stream == stream);
     CHECK(l->packed == 1);
+    // mla_merge.csv launch_pdl 1: cuLaunchKernelEx with programmatic stream serialization (the
+    // grid may be resident while the all-gather ahead of it finishes; the kernel waits for it)
+    CHECK(l->programmatic == 1);
     REQUIRE(l->args_bytes == sizeof(mla_merge_params));
     mla_merge_params p;
     std::memcpy(&p, l->args, sizeof p);
@@ -429,6 +432,27 @@ TEST_CASE("sm_90a merge on the fake runtime: wrong arch and table launch_threads
         CHECK(mla_merge_attn_states(ctx, &a, nullptr) == MLA_ERROR_TABLE);
         CHECK(std::string(mla_last_error()).find("launch_threads 128") != std::string::npos);
         CHECK(fake_rt_launch_count() == 0);
+        mla_context_destroy(ctx);
+    }
+    {  // launch_pdl other than 0 / 1: a table error, nothing launched
+        mla_context* ctx = make_ctx(make_root(
+            "sm_90a", "kind,outType,launch_threads,launch_pdl,knl_name,co_name\n"
+                      "merge,bf16,256,2,mla_merge_bf16,mla_merge.cubin\n"));
+        CHECK(mla_merge_attn_states(ctx, &a, nullptr) == MLA_ERROR_TABLE);
+        CHECK(std::string(mla_last_error()).find("launch_pdl must be 0 or 1, got 2") != std::string::npos);
+        CHECK(fake_rt_launch_count() == 0);
+        mla_context_destroy(ctx);
+    }
+    for (const char* pdl : {"0", ""}) {  // launch_pdl 0, or no such column: a plain launch
+        const std::string csv = std::string(*pdl ? "kind,outType,launch_threads,launch_pdl,knl_name,co_name\n"
+                                                 : "kind,outType,launch_threads,knl_name,co_name\n") +
+                                "merge,bf16,256," + (*pdl ? std::string(pdl) + "," : std::string()) +
+                                "mla_merge_bf16,mla_merge.cubin\n";
+        mla_context* ctx = make_ctx(make_root("sm_90a", csv));
+        INFO(csv);
+        REQUIRE(mla_merge_attn_states(ctx, &a, nullptr) == MLA_SUCCESS);
+        REQUIRE(fake_rt_launch_count() == 1);
+        CHECK(fake_rt_launch(0)->programmatic == 0);
         mla_context_destroy(ctx);
     }
 }

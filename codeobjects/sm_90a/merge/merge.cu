@@ -5,9 +5,18 @@
 // One warp per (row, head) unit. For unit u: lse* = m + log sum_k exp(lse_k - m), m the largest
 // finite lse_k; o = sum_k exp(lse_k - lse*) o_k. A partial whose LSE is not finite (-inf: the
 // rank saw no key; +inf or NaN: a foreign reducer's "empty" marker) gets weight 0 and its o_k is
-// never read, so 0 * NaN cannot occur; if no LSE is finite: o = 0, lse* = -inf.
+// never multiplied or added (a branch, not a zero weight), so 0 * NaN cannot occur; if no LSE is
+// finite: o = 0, lse* = -inf.
 // Lane l owns columns c * 128 + 4 l + [0, 4) for c = 0..3 (coalesced 16-byte fp32 or 8-byte
 // bf16 loads, 8-byte bf16 stores).
+//
+// Latency: the kernel runs right after the all-gather on a few dozen units, so its time is its
+// chain of dependent loads. For W <= 32 (one LSE per lane) the LSEs and the first kChunk ranks'
+// o_k are loaded in one round: o_k is loaded before its weight is known and used only if lse_k
+// is finite (the load stays inside the caller's [W] partial blocks). Launched as a programmatic
+// dependent launch (mla_merge.csv launch_pdl 1), the grid may be resident before the kernel
+// ahead of it in the stream (the all-gather) has finished: griddepcontrol.wait holds every load
+// until that grid has completed and its writes are visible (a no-op after a plain launch).
 #include <cuda_bf16.h>
 #include <stdint.h>
 
@@ -16,6 +25,7 @@
 namespace {
 
 constexpr int kDV = 512;
+constexpr int kChunk = 2;  // ranks whose o_k is loaded together with the LSEs (W = 2: all)
 
 __device__ __forceinline__ bool finite_lse(float x) { return x > -INFINITY && x < INFINITY; }
 
@@ -30,53 +40,91 @@ __device__ __forceinline__ float4 load4(const mla_merge_params& p, int64_t elem)
     return __ldg(reinterpret_cast<const float4*>(static_cast<const float*>(p.partial_out) + elem));
 }
 
+__device__ __forceinline__ void add_weighted(float4 (&acc)[4], float wgt, const float4 (&v)[4]) {
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+        acc[c].x += wgt * v[c].x;
+        acc[c].y += wgt * v[c].y;
+        acc[c].z += wgt * v[c].z;
+        acc[c].w += wgt * v[c].w;
+    }
+}
+
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(MLA_MERGE_THREADS)
     mla_merge_bf16(const __grid_constant__ mla_merge_params p) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
     const int lane = threadIdx.x & 31;
     const int64_t u = int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
     if (u >= p.num_units) return;
     const int W = p.world_size;
-
-    float m = -INFINITY;
-    for (int k = lane; k < W; k += 32) {
-        const float x = __ldg(p.partial_lse + int64_t(k) * p.lse_rank_stride + u);
-        if (finite_lse(x)) m = fmaxf(m, x);
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    float sum = 0.f;
-    if (m > -INFINITY)
-        for (int k = lane; k < W; k += 32) {
-            const float x = __ldg(p.partial_lse + int64_t(k) * p.lse_rank_stride + u);
-            if (finite_lse(x)) sum += expf(x - m);
-        }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    const float lse = (m > -INFINITY && sum > 0.f) ? m + logf(sum) : -INFINITY;
+    const int64_t col = u * kDV + 4 * lane;
 
     float4 acc[4];
 #pragma unroll
     for (int c = 0; c < 4; ++c) acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
-    if (lse > -INFINITY)
-        for (int k = 0; k < W; ++k) {
-            const float x = __ldg(p.partial_lse + int64_t(k) * p.lse_rank_stride + u);
-            if (!finite_lse(x)) continue;  // weight 0: o_k is never read
-            const float wgt = expf(x - lse);
-            const int64_t base = int64_t(k) * p.out_rank_stride + u * kDV + 4 * lane;
-            float4 v[4];
+    float lse;
+    if (W <= 32) {
+        // one round: lane k < W loads lse_k; every lane loads its columns of o_0 .. o_{kChunk-1}
+        const float xl = lane < W ? __ldg(p.partial_lse + int64_t(lane) * p.lse_rank_stride + u) : -INFINITY;
+        float4 v[kChunk][4];
 #pragma unroll
-            for (int c = 0; c < 4; ++c) v[c] = load4(p, base + c * 128);
+        for (int k = 0; k < kChunk; ++k)
+            if (k < W)
 #pragma unroll
-            for (int c = 0; c < 4; ++c) {
-                acc[c].x += wgt * v[c].x;
-                acc[c].y += wgt * v[c].y;
-                acc[c].z += wgt * v[c].z;
-                acc[c].w += wgt * v[c].w;
-            }
+                for (int c = 0; c < 4; ++c) v[k][c] = load4(p, int64_t(k) * p.out_rank_stride + col + c * 128);
+        const bool fin = finite_lse(xl);
+        float m = fin ? xl : -INFINITY;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        float sum = (fin && m > -INFINITY) ? expf(xl - m) : 0.f;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        lse = (m > -INFINITY && sum > 0.f) ? m + logf(sum) : -INFINITY;
+        const float wl = (fin && lse > -INFINITY) ? expf(xl - lse) : 0.f;  // lane k: weight of rank k
+        const unsigned live = __ballot_sync(0xffffffffu, fin && lse > -INFINITY);
+#pragma unroll
+        for (int k = 0; k < kChunk; ++k) {
+            const float wgt = __shfl_sync(0xffffffffu, wl, k);
+            if (k < W && ((live >> k) & 1u)) add_weighted(acc, wgt, v[k]);
         }
-    __nv_bfloat16* dst = static_cast<__nv_bfloat16*>(p.out) + u * kDV + 4 * lane;
+        for (int k = kChunk; k < W; ++k) {  // W > kChunk: one rank per round
+            const float wgt = __shfl_sync(0xffffffffu, wl, k);
+            if (!((live >> k) & 1u)) continue;  // weight 0: o_k is never read
+            float4 w4[4];
+#pragma unroll
+            for (int c = 0; c < 4; ++c) w4[c] = load4(p, int64_t(k) * p.out_rank_stride + col + c * 128);
+            add_weighted(acc, wgt, w4);
+        }
+    } else {
+        float m = -INFINITY;
+        for (int k = lane; k < W; k += 32) {
+            const float x = __ldg(p.partial_lse + int64_t(k) * p.lse_rank_stride + u);
+            if (finite_lse(x)) m = fmaxf(m, x);
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        float sum = 0.f;
+        if (m > -INFINITY)
+            for (int k = lane; k < W; k += 32) {
+                const float x = __ldg(p.partial_lse + int64_t(k) * p.lse_rank_stride + u);
+                if (finite_lse(x)) sum += expf(x - m);
+            }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        lse = (m > -INFINITY && sum > 0.f) ? m + logf(sum) : -INFINITY;
+        if (lse > -INFINITY)
+            for (int k = 0; k < W; ++k) {
+                const float x = __ldg(p.partial_lse + int64_t(k) * p.lse_rank_stride + u);
+                if (!finite_lse(x)) continue;  // weight 0: o_k is never read
+                float4 w4[4];
+#pragma unroll
+                for (int c = 0; c < 4; ++c) w4[c] = load4(p, int64_t(k) * p.out_rank_stride + col + c * 128);
+                add_weighted(acc, expf(x - lse), w4);
+            }
+    }
+    __nv_bfloat16* dst = static_cast<__nv_bfloat16*>(p.out) + col;
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
         __nv_bfloat162 lo2 = __floats2bfloat162_rn(acc[c].x, acc[c].y);
