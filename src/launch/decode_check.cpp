@@ -332,10 +332,10 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                                   << d.decode_row->knl_name << " launch_threads " << d.threads
                                   << " / launch_smem " << d.smem << ", the kernel is built for "
                                   << want_threads << " / " << want_smem);
-    // launch_kv_tma 1: the kernel loads bf16 KV by TMA through a tensor map of the cache, chunk by
-    // chunk into a ring (decode_wgmma.cuh, issue_chunk_tma); only the transposed bf16-KV kernels
-    // of 16 and 32 rows have that loader (the qm kernel measured slower with it and keeps
-    // cp.async: docs/performance.md, session 6; the 64-row wg kernel has none).
+    // launch_kv_tma 1: the kernel loads bf16 KV tiles by TMA through a tensor map of the cache
+    // (decode_wgmma.cuh, issue_tile_tma); allowed on the transposed bf16-KV kernels of 16 and 32
+    // rows, the ones it was verified on (the qm kernel measured slower with it and keeps cp.async:
+    // docs/performance.md, session 6; the 64-row wg kernel has no table row).
     const long kv_tma = lr.kv_tma == lr.kAbsent ? 0 : lr.kv_tma;
     MLA_CHECK(kv_tma == 0 || kv_tma == 1, MLA_ERROR_TABLE,
               d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma must be 0 or 1, got " << kv_tma);

@@ -90,23 +90,11 @@ static inline constexpr int mla_decode_smem_bytes(int m, bool kv_fp8) {
            + mla_decode_stages(m, kv_fp8) * mla_decode_tile_n(m) * 4;                /* token flags */
 }
 /* wgmma kernels (mla_decode_wg_<q>_<kv>_m<M>, decode_wgmma.cuh): 2 warpgroups (256 threads),
- * 64-token KV tiles in a 128-byte-swizzled shared layout; bf16 KV: a ring of chunks, one 64-column
- * block of 64 tokens each (8 KB; a tile is 9), which the TMA loads fill chunk by chunk and the
- * cp.async loads use as `stages` whole tiles; fp8 KV: a ring of `stages` raw fp8 tiles plus one
- * widened bf16 tile. Shared memory: Q (M rows), the ring, [the bf16 tile], P^T (M x 64 bf16),
- * row-max exchange (4 M floats), token flags of `flag_tiles` tiles. */
+ * 64-token KV tiles in a 128-byte-swizzled shared layout; bf16 KV: a ring of `stages` tiles;
+ * fp8 KV: a ring of `stages` raw fp8 tiles plus one widened bf16 tile. Shared memory: Q (M rows),
+ * the ring, [the bf16 tile], P^T (M x 64 bf16), row-max exchange (4 M floats), token flags. */
 static inline constexpr int mla_decode_wg_threads() { return 256; }
 static inline constexpr int mla_decode_wg_stages(int m, bool kv_fp8) { return kv_fp8 ? (m == 64 ? 2 : 3) : 2; }
-/* bf16 KV: chunks in the ring. M = 16: 25, as many as fit in 227 KB (less 1 KB of static shared
- * memory) beside Q, P^T, the exchange and the flags, so a tile's chunks may wrap around the ring's
- * end; M = 32 and 64: 18 (two tiles, never wrapping: the 32-row kernel has no registers left for
- * the wrap, 23 chunks spilled). */
-static inline constexpr int mla_decode_wg_chunks(int m) { return m == 16 ? 25 : 18; }
-/* Tiles whose token flags are live at once: with more than two tiles of chunks (TMA: the tile being
- * computed, the next and part of the one after) 4, else `stages`. */
-static inline constexpr int mla_decode_wg_flag_tiles(int m, bool kv_fp8) {
-    return (!kv_fp8 && mla_decode_wg_chunks(m) > 18) ? 4 : mla_decode_wg_stages(m, kv_fp8);
-}
 /* fp8 KV with M = 16 runs the ping-pong variant (M = 32 would need ~270 registers): each warpgroup loads its own tiles (every other
  * one) into registers, widens them into its own bf16 tile and keeps its own O^T; the two meet at
  * the end. Shared memory: Q, 2 bf16 tiles, 2 P^T, 2 max exchanges, 2 x 64 flags, 2 x (m, l). */
@@ -115,11 +103,11 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
     return mla_decode_wg_pingpong(m, kv_fp8)
                ? m * 1152 + 2 * 64 * 1152 + 2 * m * 128 + 2 * 16 * m + 2 * 64 * 4 + 2 * 2 * 4 * m
                : m * 1152                                                         /* Q, bf16 */
-           + (kv_fp8 ? mla_decode_wg_stages(m, kv_fp8) * 64 * 576 : mla_decode_wg_chunks(m) * 64 * 128) /* ring */
+           + mla_decode_wg_stages(m, kv_fp8) * (kv_fp8 ? 64 * 576 : 64 * 1152) /* ring    */
            + (kv_fp8 ? 64 * 1152 : 0)                                       /* widened */
            + m * 128                                                        /* P^T     */
            + 16 * m                                                         /* maxima  */
-           + mla_decode_wg_flag_tiles(m, kv_fp8) * 64 * 4;                  /* flags   */
+           + mla_decode_wg_stages(m, kv_fp8) * 64 * 4;                      /* flags   */
 }
 /* Register-A kernel (mla_decode_ra_fp8_fp8_m16, decode_ra.cuh): fp8 Q and KV, 16-row tiles, 2
  * ping-pong warpgroups (256 threads). Shared memory: Q (fp8, 5 swizzled 128-byte blocks per row),

@@ -45,23 +45,15 @@ struct Cfg {
     static constexpr int NC = N == 64 ? 2 : 1;  // MMA warpgroups
     static constexpr int NQ = N / NC;           // query rows per MMA warpgroup (16 or 32)
     static constexpr int STAGES = mla_decode_wg_stages(N, KV8);
-    static constexpr int NCH = KV8 ? 0 : mla_decode_wg_chunks(N);  // bf16: 8 KB chunks in the ring
-    static constexpr int TOKN = mla_decode_wg_flag_tiles(N, KV8);  // tiles of token flags
     static constexpr int OFF_Q = 0;
     static constexpr int OFF_KV = N * 1152;
-    static constexpr int RING = KV8 ? STAGES * kRaw8 : NCH * kBlk;
+    static constexpr int RING = STAGES * (KV8 ? kRaw8 : kTile);
     static constexpr int OFF_KVB = OFF_KV + RING;  // fp8: the widened bf16 tile
     static constexpr int OFF_P = OFF_KVB + (KV8 ? kTile : 0);
     static constexpr int OFF_RED = OFF_P + N * 128;
     static constexpr int OFF_TOK = OFF_RED + 16 * N;
-    static constexpr int SMEM = OFF_TOK + TOKN * kTN * 4;
+    static constexpr int SMEM = OFF_TOK + STAGES * kTN * 4;
     static_assert(SMEM == mla_decode_wg_smem_bytes(N, KV8), "smem layout and formula disagree");
-    static_assert(KV8 || (NCH >= 9 * STAGES && NCH <= 9 * 3 && NCH <= 32), "bf16 ring: two whole tiles, "
-                  "at most 3 tiles of chunks (4 flag tiles), one phase bit per chunk slot");
-    static_assert(TOKN >= STAGES && (KV8 || (TOKN & (TOKN - 1)) == 0), "flag tiles");
-    // the chunk ring (TMA loads) at 16 and 32 rows; at 64 rows (two MMA warpgroups, no table row
-    // loads it by TMA) the bf16 tiles load by cp.async only
-    static constexpr bool CHUNKS = !KV8 && N <= 32;
     static_assert(SMEM <= 232448, "more than 227 KB of shared memory");
     static_assert(N * kOPitch * 4 <= RING + (KV8 ? kTile : 0), "output staging does not fit the ring");
     static_assert(OFF_KV % 1024 == 0 && OFF_KVB % 1024 == 0 && OFF_P % 1024 == 0, "swizzle atoms");
@@ -349,54 +341,43 @@ __device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla
     issue_tile<KV8, TPT>(p, w, tile, n_tiles, slot, tok, lt, pf);
 }
 
-// Chunk b (the 64-column block b of 64 tokens) of bf16 tile `tile` of work w into the chunk slot
-// at shared address dst by TMA (p.kv_tma: the host encoded p.kv_tmap, the cache as a 3-D tensor
-// {576, page_size, num_pages} with boxes {64, min(page_size, 64), 1} and 128-byte swizzle, which
-// is this file's block layout; src/launch/decode_check.cpp), completing on the slot's mbarrier
-// `bar` (count 64). All 256 threads call it, 4 per token (lt = token, sub): the first token of
-// each run of the tile on one page (the tile's first token, or a token at a page start; tiles
-// start on a page boundary or, at page size > 64, on a 64-token boundary of one) issues the run's
-// box and arrives with its bytes; the other 63 token threads arrive without bytes. `page`: this
-// thread's token's page, looked up ahead (PagePrefetch). Chunk 0 also writes the tile's token
-// flags (tok[64]: 0 for a token past the work's end or on a bad page, which chunk 0 reports) and
-// this thread's zero bit `fe` (set: the token's row is zeroed when the tile has landed; pages
-// past the end are not read). Returns at once for a tile past n_tiles (no arrival: the loop never
-// waits for it).
-__device__ __forceinline__ void issue_chunk_tma(const mla_decode_params& p, const mla_dec::Work& w, int tile,
-                                                int n_tiles, int b, uint32_t dst, int* tok, int fe, uint32_t bar,
-                                                int page, uint32_t* zero) {
+// bf16 tile `tile` of work w into ring slot `slot` by TMA (p.kv_tma: the host encoded p.kv_tmap,
+// the cache as a 3-D tensor {576, page_size, num_pages} with boxes {64, min(page_size, 64), 1} and
+// 128-byte swizzle, which is this file's tile layout; src/launch/decode_check.cpp). All 256 threads
+// call it, 4 per token (lt = token, sub): the first token of each run of the tile on one page
+// (the tile's first token, or a token at a page start; tiles start on a page boundary or, at page
+// size > 64, on a 64-token boundary of one) issues the run's 9 boxes (one per 64-column block) and
+// arrives with their bytes; the other 63 token threads arrive without bytes (mbarrier count 64).
+// A token past the work's end or on a bad page is flagged 0 in tok[64] (its row is then zeroed
+// when the tile lands: *zero bit `stage` set for its 4 threads); pages past the end are not read.
+// Returns at once for a tile past n_tiles (no arrival: the loop never waits for it).
+__device__ __forceinline__ void issue_tile_tma(const mla_decode_params& p, const mla_dec::Work& w, int tile,
+                                               int n_tiles, int stage, uint32_t slot, int* tok, uint32_t bar,
+                                               const PagePrefetch& pf, uint32_t* zero) {
     if (tile >= n_tiles) return;
     const int tid = threadIdx.x, lt = tid >> 2, sub = tid & 3;
     const int j = w.tok_begin + tile * kTN + lt;
-    const char* row = j < w.tok_end ? kv_row_on<false>(p, page, j, sub == 0 && b == 0) : nullptr;
-    if (b == 0) *zero = row != nullptr ? (*zero & ~(1u << fe)) : (*zero | (1u << fe));
+    const char* row = j < w.tok_end ? kv_row_on<false>(p, pf.page, j, sub == 0) : nullptr;
+    *zero = row != nullptr ? (*zero & ~(1u << stage)) : (*zero | (1u << stage));
     if (sub != 0) return;
-    if (b == 0) tok[lt] = row != nullptr ? 1 : 0;
+    tok[lt] = row != nullptr ? 1 : 0;
     const int psz = 1 << p.page_size_log2, box_rows = min(psz, kTN);
     if (row != nullptr && (lt == 0 || (j & (psz - 1)) == 0)) {
-        mbar_arrive_tx(bar, box_rows * 128);
-        tma_load_3d(dst + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), page, bar);
+        mbar_arrive_tx(bar, 9 * box_rows * 128);
+#pragma unroll
+        for (int b = 0; b < 9; ++b) tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
     } else {
         mbar_arrive(bar);
     }
 }
 
-// Shared-memory offset of block b of a tile whose block 0 is at t_off: blocks are kBlk apart,
-// and from block wrap_kb on they continue at the start of a chunk ring of `ring` bytes (wrap_kb
-// 9: the tile is contiguous).
-__device__ __forceinline__ int blk_off(uint32_t t_off, int b, int wrap_kb, uint32_t ring) {
-    return int(t_off) + b * kBlk - (b >= wrap_kb ? int(ring) : 0);
-}
-
 // Zeroes this thread's quarter of token lt's row in a landed bf16 tile (a token flagged 0 by
-// issue_chunk_tma whose row the boxes filled with whatever the page holds past
-// the work's end, or that no box filled): masked keys must hold finite values, since P.V
-// multiplies them by p = 0. The tile's blocks as in blk_off.
-__device__ __forceinline__ void zero_row_quarter(char* smem, uint32_t t_off, int wrap_kb, uint32_t ring, int lt,
-                                                 int sub) {
+// issue_tile_tma whose row the boxes filled with whatever the page holds past the work's end, or
+// that no box filled): masked keys must hold finite values, since P.V multiplies them by p = 0.
+__device__ __forceinline__ void zero_row_quarter(char* tile, int lt, int sub) {
 #pragma unroll
     for (int b = 0; b < 9; ++b) {
-        uint4* d = reinterpret_cast<uint4*>(smem + blk_off(t_off, b, wrap_kb, ring) + lt * 128 + 32 * sub);
+        uint4* d = reinterpret_cast<uint4*>(tile + b * kBlk + lt * 128 + 32 * sub);
         d[0] = make_uint4(0, 0, 0, 0);
         d[1] = make_uint4(0, 0, 0, 0);
     }
@@ -614,11 +595,9 @@ __device__ __forceinline__ void scale_o(float (&o)[8][NQ / 2], const float (&alp
 // One 64-token tile of a warpgroup's NQ query rows: S^T = K . Q^T (A = tile at kt_off, B = Q rows
 // through dQ), the online softmax (tile_softmax: P^T bf16 at p_off), then
 // O^T = O^T * alpha + V^T . P^T. Every thread of the warpgroup calls it.
-// kt_off, p_off: byte offsets in shared memory (1024-aligned); the tile's 64-column blocks as in
-// blk_off(kt_off, b, wrap_kb, ring) (wrap_kb 9: contiguous).
+// kt_off, p_off: byte offsets in shared memory (1024-aligned).
 template <int N, int NQ>
-__device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt_off, int wrap_kb, uint32_t ring,
-                                         uint32_t p_off, float* red,
+__device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt_off, uint32_t p_off, float* red,
                                          const int* tok, int jt0, const int (&lim)[NQ / 4], float sl2,
                                          float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&o)[8][NQ / 2],
                                          uint64_t dQ, int bar_id) {
@@ -632,20 +611,14 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
     for (int a = 0; a < NA; ++a)
 #pragma unroll
         for (int e = 0; e < NR; ++e) sa[a][e] = 0.f;
-    // descriptors of the tile's block 0 plus a block's (signed) offset from it >> 4: the 14-bit
-    // address field stays in [0, 2^14) (every block lies inside the 227 KB of shared memory), so
-    // the addition never carries into or borrows from the other fields
     const uint64_t dK = sw128_desc(sbase + kt_off, 16, 1024);
 #pragma unroll
     for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
     wg_fence();
-    // blocks from wrap_kb on sit at the start of a chunk ring of `ring` bytes: a second base, and
-    // a select (not a branch: wgmma in a divergent path would be serialized by ptxas)
-    const uint64_t dK2 = dK - uint64_t(ring >> 4);
 #pragma unroll
     for (int kk = 0; kk < ((MLA_WG_ABLATE & 2) ? 0 : kD / 16); ++kk) {
         const int kb = kk >> 2, k4 = kk & 3;
-        wgmma<NQ, 0>(sa[kk % NA], (kb < wrap_kb ? dK : dK2) + uint64_t((kb * kBlk + k4 * 32) >> 4),
+        wgmma<NQ, 0>(sa[kk % NA], dK + uint64_t((kb * kBlk + k4 * 32) >> 4),
                      dQ + uint64_t((kb * N * 128 + k4 * 32) >> 4), kk >= NA);
     }
     float s[NR];
@@ -660,14 +633,12 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
 #pragma unroll
     for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
     wg_fence();
-    const uint64_t dV2 = dV - uint64_t(ring >> 4);  // blocks from wrap_kb on (a chunk ring)
     // token step outer, dim block inner: 8 independent accumulators between dependent wgmmas
 #pragma unroll
     for (int kt = 0; kt < ((MLA_WG_ABLATE & 1) ? 0 : kTN / 16); ++kt)
 #pragma unroll
         for (int mb = 0; mb < 8; ++mb)
-            wgmma<NQ, 1>(o[mb], (mb < wrap_kb ? dV : dV2) + uint64_t((mb * kBlk + kt * 2048) >> 4),
-                         dP + uint64_t((kt * 32) >> 4), 1);
+            wgmma<NQ, 1>(o[mb], dV + uint64_t((mb * kBlk + kt * 2048) >> 4), dP + uint64_t((kt * 32) >> 4), 1);
     wg_commit();
     wg_wait0();
 #pragma unroll
@@ -682,7 +653,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     if (!launch_ok(p, smem, C::SMEM)) return;
     const uint32_t sbase = smem_u32(smem);
     float* red = reinterpret_cast<float*>(smem + C::OFF_RED);  // [NC][4 warps][NQ]
-    int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);    // [TOKN][64]
+    int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);    // [STAGES][64]
     const bool mma = wg < C::NC;
 
     const float qsc = p.q_scale ? *p.q_scale : 1.0f;
@@ -690,18 +661,16 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
 
     // bf16 KV by TMA (p.kv_tma, set by the host where the table row says launch_kv_tma 1 and the
-    // cache allows a tensor map; the map 64-byte aligned in the parameter space, decode_params.h)
-    // into a ring of C::NCH chunks (64 tokens x one 64-column block, 8 KB; a tile is 9): chunk c
-    // of a work (block c % 9 of tile c / 9) goes to slot c % NCH and completes on that slot's
-    // mbarrier (count 64, issue_chunk_tma). `phase` bit s: the parity of slot s's next fill;
-    // `zero` bit f: this thread's token row of the tile with flags f is zeroed when it lands.
-    // Else cp.async, one commit group per tile, whole tiles in slots tile % STAGES.
-    __shared__ __align__(8) uint64_t kv_bar[C::NCH > 0 ? C::NCH : 1];
-    const bool tma = C::CHUNKS && p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0;
+    // cache allows a tensor map; the map 64-byte aligned in the parameter space, decode_params.h):
+    // one mbarrier per ring slot, count 64 (issue_tile_tma). `phase`
+    // bit s: the parity of slot s's next fill; `zero` bit s: this thread's token row of slot s
+    // is zeroed when it lands. Else cp.async, one commit group per tile.
+    __shared__ __align__(8) uint64_t kv_bar[C::STAGES];
+    const bool tma = !KV8 && p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0;
     const uint32_t bar0 = smem_u32(kv_bar);
     uint32_t phase = 0, zero = 0;
     if (tma) {
-        if (tid < C::NCH) mbar_init(bar0 + 8 * tid, 64);
+        if (tid < C::STAGES) mbar_init(bar0 + 8 * tid, 64);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
 
@@ -715,107 +684,65 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         __syncthreads();  // the previous work's epilogue is done with shared memory (and mbarrier init)
         load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
 
+        // ---- KV tiles: ring slot tile % STAGES ----
+        auto issue_pf = [&](int tile, const PagePrefetch& pg) {
+            const int stage = tile % C::STAGES;
+            const uint32_t slot = sbase + C::OFF_KV + stage * (KV8 ? kRaw8 : kTile);
+            if (tma)
+                issue_tile_tma(p, w, tile, n_tiles, stage, slot, tokok + stage * kTN, bar0 + 8 * stage, pg, &zero);
+            else
+                issue_tile<KV8>(p, w, tile, n_tiles, slot, tokok + stage * kTN, tid, pg);
+        };
+#pragma unroll
+        for (int s = 0; s < C::STAGES - 1; ++s) {
+            PagePrefetch pg;
+            pg.fetch(p, w, s, n_tiles, tid >> 2, (tid & 3) == 0);
+            issue_pf(s, pg);
+        }
+        // the page of the tile the loop issues next, looked up one tile ahead
+        PagePrefetch pf;
+        pf.fetch(p, w, C::STAGES - 1, n_tiles, tid >> 2, (tid & 3) == 0);
+
         // ---- per-thread state of the MMA warpgroups: columns (query rows) 8 j + 2 (lane & 3) + e ----
         float m_run[NI], l_run[NI], o[8][NR];
         int lim[NI];
+        start_columns<NQ>(p, w, wg * NQ, m_run, l_run, lim, o);
+
         const uint64_t dQ = sw128_desc(sbase + C::OFF_Q + wg * NQ * 128, 16, 1024);
         const int r0 = 16 * wl + (lane >> 2);  // this thread's output dims r0, r0 + 8 of a block
 
-        if (C::CHUNKS && tma) {
-            // ---- chunk ring: at tile t every chunk of the tiles before t has been consumed, so
-            // chunks up to 9 t + NCH - 1 may be in the ring: the prologue issues chunks 0 .. NCH - 1,
-            // tile t >= 1 the 9 chunks 9 t + NCH - 9 + i (i < 9) into tile t - 1's slots, and
-            // NCH - 9 chunks stay in flight while tile t is computed. Those 9 are blocks R + i of
-            // tile t + L0, then blocks of tile t + L0 + 1; their pages were looked up a tile
-            // earlier (pa, pb). ----
-            constexpr int NCH = C::CHUNKS ? C::NCH : 18;  // (18: a dead branch without chunks)
-            constexpr int L0 = (NCH - 9) / 9, R = (NCH - 9) % 9, KP = (NCH - 1) / 9 + 1;
-            const int lt = tid >> 2;
-            const bool rep = (tid & 3) == 0;
-            auto issue_c = [&](int c, int page) {
-                const int tile = c / 9, slot = c % NCH;
-                issue_chunk_tma(p, w, tile, n_tiles, c - 9 * tile, sbase + C::OFF_KV + slot * kBlk,
-                                tokok + (tile % C::TOKN) * kTN, tile % C::TOKN, bar0 + 8 * slot, page, &zero);
-            };
-            PagePrefetch pg[KP];
-#pragma unroll
-            for (int k = 0; k < KP; ++k) pg[k].fetch(p, w, k, n_tiles, lt, rep);
-#pragma unroll
-            for (int c = 0; c < NCH; ++c) issue_c(c, pg[c / 9].page);
-            PagePrefetch pa = pg[L0], pb;  // the pages of tiles t + L0 and t + L0 + 1
-            if constexpr (L0 + 1 < KP) pb = pg[L0 + 1];
-            else pb.fetch(p, w, L0 + 1, n_tiles, lt, rep);
-            start_columns<NQ>(p, w, wg * NQ, m_run, l_run, lim, o);
-
-            for (int tile = 0; tile < n_tiles; ++tile) {
-                const int fe = tile % C::TOKN, s0 = (9 * tile) % NCH;
-                if (tile == 0) cp_wait<0>();  // Q (cp.async)
-#pragma unroll
-                for (int b = 0; b < 9; ++b) {  // the tile's 9 chunks landed
-                    const int sl = s0 + b - (s0 + b >= NCH ? NCH : 0);
-                    mbar_wait(bar0 + 8 * sl, (phase >> sl) & 1);
-                    phase ^= 1u << sl;
-                }
-                const uint32_t t_off = C::OFF_KV + s0 * kBlk;
-                // the first block in slot 0 onwards (9: none; always, when NCH is a multiple of 9)
-                const int wrap = NCH % 9 != 0 ? NCH - s0 : 9;
-                if ((zero >> fe) & 1) zero_row_quarter(smem, t_off, wrap, C::RING, lt, tid & 3);
-                fence_proxy_async();  // TMA data, zeroed rows (and Q) -> the MMA's async proxy
-                __syncthreads();      // (A) tile t landed for all; the chunks of tile t - 1 are free
-                if (tile > 0)  // tile t - 1's slots are free: chunks 9 t + NCH - 9 .. 9 t + NCH - 1
-#pragma unroll
-                    for (int i = 0; i < 9; ++i) issue_c(9 * tile + NCH - 9 + i, i < 9 - R ? pa.page : pb.page);
-                pa = pb;
-                pb.fetch(p, w, tile + L0 + 2, n_tiles, lt, rep);
-                if (!mma || (MLA_WG_ABLATE & 4)) continue;
-
-                tile_mma<N, NQ>(smem, sbase, t_off, wrap, C::RING, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ,
-                                tokok + fe * kTN, w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
-            }
-        } else {
-            // ---- cp.async: whole tiles in ring slot tile % STAGES ----
-            auto issue_pf = [&](int tile, const PagePrefetch& pg) {
-                const int stage = tile % C::STAGES;
-                const uint32_t slot = sbase + C::OFF_KV + stage * (KV8 ? kRaw8 : kTile);
-                issue_tile<KV8>(p, w, tile, n_tiles, slot, tokok + stage * kTN, tid, pg);
-            };
-#pragma unroll
-            for (int s = 0; s < C::STAGES - 1; ++s) {
-                PagePrefetch pg;
-                pg.fetch(p, w, s, n_tiles, tid >> 2, (tid & 3) == 0);
-                issue_pf(s, pg);
-            }
-            // the page of the tile the loop issues next, looked up one tile ahead
-            PagePrefetch pf;
-            pf.fetch(p, w, C::STAGES - 1, n_tiles, tid >> 2, (tid & 3) == 0);
-            start_columns<NQ>(p, w, wg * NQ, m_run, l_run, lim, o);
-
-            auto issue_ahead = [&](int tile) {  // tile's copies with pf's page; then the next tile's page
-                issue_pf(tile, pf);
-                pf.fetch(p, w, tile + 1, n_tiles, tid >> 2, (tid & 3) == 0);
-            };
-            for (int tile = 0; tile < n_tiles; ++tile) {
-                const int stage = tile % C::STAGES;
-                uint32_t kt_off;
+        auto issue_ahead = [&](int tile) {  // tile's copies with pf's page; then the next tile's page
+            issue_pf(tile, pf);
+            pf.fetch(p, w, tile + 1, n_tiles, tid >> 2, (tid & 3) == 0);
+        };
+        for (int tile = 0; tile < n_tiles; ++tile) {
+            const int stage = tile % C::STAGES;
+            uint32_t kt_off;
+            if (!tma) {
                 cp_wait<C::STAGES - 2>();
-                if constexpr (!KV8) {
-                    fence_proxy_async();  // cp.async data, zeroed rows (and Q) -> the MMA's async proxy
-                    __syncthreads();      // (A) tile landed for all; the previous slot is free
-                    issue_ahead(tile + C::STAGES - 1);
-                    kt_off = C::OFF_KV + stage * kTile;
-                } else {
-                    __syncthreads();  // (A) raw tile landed; the widened tile is free
-                    issue_ahead(tile + C::STAGES - 1);
-                    widen_tile(smem + C::OFF_KV + stage * kRaw8, smem + C::OFF_KVB, tid);
-                    fence_proxy_async();
-                    __syncthreads();  // (A') widened tile visible to the MMAs
-                    kt_off = C::OFF_KVB;
-                }
-                if (!mma || (MLA_WG_ABLATE & 4)) continue;
-
-                tile_mma<N, NQ>(smem, sbase, kt_off, 9, 0, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ,
-                                tokok + stage * kTN, w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
+            } else {
+                if (tile == 0) cp_wait<0>();  // Q (cp.async)
+                mbar_wait(bar0 + 8 * stage, (phase >> stage) & 1);  // the tile's boxes landed
+                phase ^= 1u << stage;
+                if ((zero >> stage) & 1) zero_row_quarter(smem + C::OFF_KV + stage * kTile, tid >> 2, tid & 3);
             }
+            if constexpr (!KV8) {
+                fence_proxy_async();  // cp.async / TMA data, zeroed rows (and Q) -> the MMA's async proxy
+                __syncthreads();      // (A) tile landed for all; the previous slot is free
+                issue_ahead(tile + C::STAGES - 1);
+                kt_off = C::OFF_KV + stage * kTile;
+            } else {
+                __syncthreads();  // (A) raw tile landed; the widened tile is free
+                issue_ahead(tile + C::STAGES - 1);
+                widen_tile(smem + C::OFF_KV + stage * kRaw8, smem + C::OFF_KVB, tid);
+                fence_proxy_async();
+                __syncthreads();  // (A') widened tile visible to the MMAs
+                kt_off = C::OFF_KVB;
+            }
+            if (!mma || (MLA_WG_ABLATE & 4)) continue;
+
+            tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ, tokok + stage * kTN,
+                            w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
         }
         cp_wait<0>();
         __syncthreads();  // every MMA done; the ring is idle and becomes the output staging
@@ -1008,7 +935,7 @@ __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, ch
             bar_sync(1 + wg, 128);  // widened tile and flags visible to the warpgroup
             load(tile + 2);         // next tile of this warpgroup: in flight during the MMAs
             if (!(MLA_WG_ABLATE & 4))
-                tile_mma<N, NQ>(smem, sbase, w_off, 9, 0, p_off, red, tok, w.tok_begin + tile * kTN, lim, sl2, m_run,
+                tile_mma<N, NQ>(smem, sbase, w_off, p_off, red, tok, w.tok_begin + tile * kTN, lim, sl2, m_run,
                                 l_run, o, dQ, 1 + wg);
         }
         __syncthreads();  // both warpgroups' MMAs done: the tiles become the output staging
