@@ -333,7 +333,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                                   << " / launch_smem " << d.smem << ", the kernel is built for "
                                   << want_threads << " / " << want_smem);
     // launch_kv_tma 1: the kernel loads bf16 KV tiles by TMA through a tensor map of the cache
-    // (decode_wgmma.cuh, issue_tile_tma); allowed on the transposed bf16-KV kernels of 16 and 32
+    // (kv_load.cuh, issue_tile_tma); allowed on the transposed bf16-KV kernels of 16 and 32
     // rows, the ones it was verified on (the qm kernel measured slower with it and keeps cp.async:
     // docs/performance.md, session 6; the 64-row wg kernel has no table row).
     const long kv_tma = lr.kv_tma == lr.kAbsent ? 0 : lr.kv_tma;

@@ -1,7 +1,7 @@
 // test_decode_tma.cpp - the TMA loads of bf16 KV tiles on the fake CUDA runtime (no GPU): where
 // the table row says launch_kv_tma 1 the launch passes a tensor map of the cache (geometry, the
 // memo per cache, a driver that refuses it, an empty cache), and a row that the kernel cannot
-// honour is a table error. The kernels' side: decode_wgmma.cuh (issue_tile_tma), docs/kernels.md.
+// honour is a table error. The kernels' side: codeobjects/sm_90a/decode/kv_load.cuh (issue_tile_tma), docs/kernels.md.
 #include <catch2/catch.hpp>
 
 #include <cstdint>

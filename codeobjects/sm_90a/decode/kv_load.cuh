@@ -1,0 +1,242 @@
+// kv_load.cuh - the sm_90a wgmma decode kernels' KV loaders: mbarriers, bulk copies and TMA boxes
+// completing on them, page-table lookups (looked up a tile ahead: PagePrefetch), 64-token tiles by
+// cp.async (TileLoader, issue_tile) or by TMA (issue_tile_tma), the zeroing of masked rows, and the
+// exact fp8 -> bf16 widening of a raw tile. Shared-memory layout: decode_wgmma.cuh; measurements:
+// docs/kernels.md, docs/performance.md.
+#pragma once
+#include "decode/wg_common.cuh"
+
+namespace mla_wg {
+
+// mbarriers (shared::cta, 64-bit) and bulk copies completing on them: the register-A kernel's ring
+// (decode_ra.cuh) and the TMA loads of bf16 tiles below.
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_tx(uint32_t bar, int bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+    asm volatile(
+        "{\n.reg .pred done;\nWAIT_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity)
+        : "memory");
+}
+// `bytes` (a multiple of 16) from global src to shared dst by the bulk-copy engine, completing
+// on mbarrier bar.
+__device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, int bytes, uint32_t bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+// One box of a 3-D TMA tensor map (cuTensorMapEncodeTiled, passed in the __grid_constant__ params)
+// at element coordinates (c0, c1, c2) to shared dst, completing on mbarrier bar.
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* tmap, int c0, int c1, int c2, uint32_t bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+            dst),
+        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
+}
+
+// The page id holding token j (the request's j-th token) of work w: one load from the page table
+// (block_table row w.b, or the CSR indices from w.kvi_b), or -1 when the page-table index is out of
+// range (flagged when `report`). Split from the address (kv_row_on) so that a loader can issue this
+// load a tile ahead and not stall on it when it issues the tile's copies (PagePrefetch).
+__device__ __forceinline__ int kv_page(const mla_decode_params& p, const mla_dec::Work& w, int j, bool report) {
+    const int pi = j >> p.page_size_log2;
+    int page = -1;
+    if (p.block_table_stride > 0) {
+        if (pi < p.block_table_stride)
+            page = p.page_table[(int64_t)w.b * p.block_table_stride + pi];
+        else if (p.error_flag && report)
+            atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_INDEX);
+    } else {
+        const int64_t idx = (int64_t)w.kvi_b + pi;
+        if (idx >= 0 && idx < p.num_page_indices)
+            page = p.page_table[idx];
+        else if (p.error_flag && report)
+            atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_INDEX);
+    }
+    return page;
+}
+
+// Byte address of token j on page `page` (kv_page), or nullptr when the page id is outside the
+// cache (flagged when `report`; a negative id was flagged by kv_page). Such a token is never read;
+// it counts as a masked key.
+template <bool KV8>
+__device__ __forceinline__ const char* kv_row_on(const mla_decode_params& p, int page, int j, bool report) {
+    if (page < 0 || page >= p.num_pages) {
+        if (p.error_flag && report) atomicOr(p.error_flag, MLA_DECODE_ERR_PAGE_ID);
+        return nullptr;
+    }
+    const int64_t tok = (int64_t)page * p.kv_stride_page + (int64_t)(j & ((1 << p.page_size_log2) - 1)) * kD;
+    return static_cast<const char*>(p.kv) + tok * (KV8 ? 1 : 2);
+}
+
+// Byte address of KV token j of work w, or nullptr when its page cannot be read: page-table index
+// or page id out of range (flagged when `report`).
+template <bool KV8>
+__device__ __forceinline__ const char* kv_row(const mla_decode_params& p, const mla_dec::Work& w, int j, bool report) {
+    return kv_row_on<KV8>(p, kv_page(p, w, j, report), j, report);
+}
+
+// The page of one loader token of a later tile, looked up ahead (docs/kernels.md, "page
+// lookups a tile ahead"): fetch() issues the page-table load and returns at once, the value is
+// first used when that tile's copies are issued, so the load's latency is hidden behind the MMAs
+// of the tiles in between instead of stalling the warpgroup (a page-table read costs an L2 round
+// trip). `page` is -1 for a token past the work's end or a tile past n_tiles.
+struct PagePrefetch {
+    int page = -1;
+    __device__ __forceinline__ void fetch(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
+                                          int token, bool report) {
+        const int j = w.tok_begin + tile * kTN + token;
+        page = (tile < n_tiles && j < w.tok_end) ? kv_page(p, w, j, report) : -1;
+    }
+};
+
+// cp.async loads of one 64-token tile of work w into a ring slot by 64 TPT loader threads (lt = 0
+// .. 64 TPT - 1: token lt / TPT, 16-byte chunks lt % TPT + TPT k, k < K): bf16 KV into the
+// swizzled layout, fp8 KV as raw 576-byte rows. Tokens past the work's end or on a bad page are
+// zero-filled and flagged 0 in tok[64]. begin() looks the page up and writes the flag, part<K0,
+// K1>() issues chunks k in [K0, K1) (a tile can be issued in pieces between other work, so no
+// thread stalls long on a full load queue), commit() closes the tile's group (one per tile, even
+// empty: uniform waits).
+template <bool KV8, int TPT>
+struct TileLoader {
+    static constexpr int K = (KV8 ? kD : 2 * kD) / 16 / TPT;  // chunks per thread
+    static constexpr int NP = 8 / TPT;                         // bf16: distinct swizzled slots
+    const char* src = nullptr;
+    uint32_t dst[KV8 ? 1 : NP];
+    int nb = 0;
+    bool active = false;
+
+    // begin() looking the page up now
+    __device__ __forceinline__ void begin(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
+                                          uint32_t slot, int* tok, int lt) {
+        PagePrefetch pf;
+        pf.fetch(p, w, tile, n_tiles, lt / TPT, lt % TPT == 0);
+        begin(p, w, tile, n_tiles, slot, tok, lt, pf);
+    }
+    // begin() with the page looked up ahead by pf.fetch(p, w, tile, n_tiles, lt / TPT, lt % TPT == 0)
+    __device__ __forceinline__ void begin(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
+                                          uint32_t slot, int* tok, int lt, const PagePrefetch& pf) {
+        active = tile < n_tiles;
+        if (!active) return;
+        const int ld_t = lt / TPT, ld_sub = lt % TPT;
+        const int j = w.tok_begin + tile * kTN + ld_t;
+        place(p, j < w.tok_end ? kv_row_on<KV8>(p, pf.page, j, ld_sub == 0) : nullptr, slot, tok, lt);
+    }
+    // the copies' source (row, or nothing for a masked token), destination and token flag
+    __device__ __forceinline__ void place(const mla_decode_params& p, const char* row, uint32_t slot, int* tok, int lt) {
+        const int ld_t = lt / TPT, ld_sub = lt % TPT;
+        const bool ok = row != nullptr;
+        src = ok ? row + 16 * ld_sub : static_cast<const char*>(p.kv);
+        nb = ok ? 16 : 0;
+        if (ld_sub == 0) tok[ld_t] = ok ? 1 : 0;
+        if constexpr (KV8) {
+            dst[0] = slot + ld_t * kD + 16 * ld_sub;
+        } else {
+            // chunk q = sub + TPT k: block q / 8, swizzled 16-byte slot (q % 8) ^ (token % 8)
+#pragma unroll
+            for (int k = 0; k < NP; ++k)
+                dst[k] = slot + uint32_t(ld_t * 128 + (((ld_sub + TPT * k) ^ (ld_t & 7)) << 4));
+        }
+    }
+    template <int K0, int K1>
+    __device__ __forceinline__ void part() const {
+        if (!active) return;
+#pragma unroll
+        for (int k = K0; k < K1; ++k) {
+            const char* s = src + (nb ? 16 * TPT * k : 0);
+            if constexpr (KV8) cp_async16(dst[0] + 16 * TPT * k, s, nb);
+            else cp_async16(dst[k % NP] + (k / NP) * kBlk, s, nb);
+        }
+    }
+    __device__ __forceinline__ void commit() const { cp_commit(); }
+};
+
+// A whole tile at once (TileLoader begin, every part, commit), with the page looked up ahead
+// (PagePrefetch).
+template <bool KV8, int TPT = 4>
+__device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
+                                           uint32_t slot, int* tok, int lt, const PagePrefetch& pf) {
+    TileLoader<KV8, TPT> ld;
+    ld.begin(p, w, tile, n_tiles, slot, tok, lt, pf);
+    ld.template part<0, TileLoader<KV8, TPT>::K>();
+    ld.commit();
+}
+// The same, looking the page up now.
+template <bool KV8, int TPT = 4>
+__device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
+                                           uint32_t slot, int* tok, int lt) {
+    PagePrefetch pf;
+    pf.fetch(p, w, tile, n_tiles, lt / TPT, lt % TPT == 0);
+    issue_tile<KV8, TPT>(p, w, tile, n_tiles, slot, tok, lt, pf);
+}
+
+// bf16 tile `tile` of work w into ring slot `slot` by TMA (p.kv_tma: the host encoded p.kv_tmap,
+// the cache as a 3-D tensor {576, page_size, num_pages} with boxes {64, min(page_size, 64), 1} and
+// 128-byte swizzle, which is this file's tile layout; src/launch/decode_check.cpp). All 256 threads
+// call it, 4 per token (lt = token, sub): the first token of each run of the tile on one page
+// (the tile's first token, or a token at a page start; tiles start on a page boundary or, at page
+// size > 64, on a 64-token boundary of one) issues the run's 9 boxes (one per 64-column block) and
+// arrives with their bytes; the other 63 token threads arrive without bytes (mbarrier count 64).
+// A token past the work's end or on a bad page is flagged 0 in tok[64] (its row is then zeroed
+// when the tile lands: *zero bit `stage` set for its 4 threads); pages past the end are not read.
+// Returns at once for a tile past n_tiles (no arrival: the loop never waits for it).
+__device__ __forceinline__ void issue_tile_tma(const mla_decode_params& p, const mla_dec::Work& w, int tile,
+                                               int n_tiles, int stage, uint32_t slot, int* tok, uint32_t bar,
+                                               const PagePrefetch& pf, uint32_t* zero) {
+    if (tile >= n_tiles) return;
+    const int tid = threadIdx.x, lt = tid >> 2, sub = tid & 3;
+    const int j = w.tok_begin + tile * kTN + lt;
+    const char* row = j < w.tok_end ? kv_row_on<false>(p, pf.page, j, sub == 0) : nullptr;
+    *zero = row != nullptr ? (*zero & ~(1u << stage)) : (*zero | (1u << stage));
+    if (sub != 0) return;
+    tok[lt] = row != nullptr ? 1 : 0;
+    const int psz = 1 << p.page_size_log2, box_rows = min(psz, kTN);
+    if (row != nullptr && (lt == 0 || (j & (psz - 1)) == 0)) {
+        mbar_arrive_tx(bar, 9 * box_rows * 128);
+#pragma unroll
+        for (int b = 0; b < 9; ++b) tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
+    } else {
+        mbar_arrive(bar);
+    }
+}
+
+// Zeroes this thread's quarter of token lt's row in a landed bf16 tile (a token flagged 0 by
+// issue_tile_tma whose row the boxes filled with whatever the page holds past the work's end, or
+// that no box filled): masked keys must hold finite values, since P.V multiplies them by p = 0.
+__device__ __forceinline__ void zero_row_quarter(char* tile, int lt, int sub) {
+#pragma unroll
+    for (int b = 0; b < 9; ++b) {
+        uint4* d = reinterpret_cast<uint4*>(tile + b * kBlk + lt * 128 + 32 * sub);
+        d[0] = make_uint4(0, 0, 0, 0);
+        d[1] = make_uint4(0, 0, 0, 0);
+    }
+}
+
+// A raw fp8 tile (64 rows of 576 bytes) widened to the swizzled bf16 tile `wide`, exactly; all 256
+// threads: thread (token tid / 4, sub tid % 4) converts fp8 chunks sub + 4 k into bf16 chunks
+// 2 sub, 2 sub + 1 of block k.
+__device__ __forceinline__ void widen_tile(const char* raw_tile, char* wide_tile, int tid) {
+    const int ld_t = tid >> 2, ld_sub = tid & 3;
+    const char* raw = raw_tile + ld_t * kD + 16 * ld_sub;
+    char* wide = wide_tile + ld_t * 128;
+    const int c0 = ((2 * ld_sub) ^ (ld_t & 7)) << 4, c1 = ((2 * ld_sub + 1) ^ (ld_t & 7)) << 4;
+#pragma unroll
+    for (int k = 0; k < kD / 64; ++k) {
+        uint4 wv[2];
+        mla_dec::fp8x16_to_bf16(*reinterpret_cast<const uint4*>(raw + 64 * k), wv);
+        *reinterpret_cast<uint4*>(wide + k * kBlk + c0) = wv[0];
+        *reinterpret_cast<uint4*>(wide + k * kBlk + c1) = wv[1];
+    }
+}
+
+}  // namespace mla_wg

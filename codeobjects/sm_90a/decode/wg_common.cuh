@@ -1,0 +1,162 @@
+// wg_common.cuh - what every sm_90a wgmma decode body shares (decode_wgmma.cuh, decode_qm.cuh,
+// decode_ra.cuh): tile constants, fences and barriers, the wgmma wrappers and their shared-memory
+// descriptors, the 128-byte swizzle, the launch check and the staging of Q. Layouts and formulation:
+// decode_wgmma.cuh; design: docs/kernels.md.
+#pragma once
+#include "decode/decode_kernel.cuh"  // cp.async, ex2, fp8 widening, Work
+
+// Measurement hook (docs/kernels.md, "placing the time"): a build with -DMLA_WG_ABLATE=1 skips the
+// O^T MMAs, 2 the S^T MMAs, 4 all MMA-warpgroup work after each tile lands (loads only). Results
+// are then wrong; the shipped cubins are built with 0.
+#ifndef MLA_WG_ABLATE
+#define MLA_WG_ABLATE 0
+#endif
+
+namespace mla_wg {
+
+using mla_dec::cp_async16;
+using mla_dec::cp_commit;
+using mla_dec::cp_wait;
+using mla_dec::ex2;
+using mla_dec::smem_u32;
+
+constexpr int kD = MLA_DECODE_D_QK;
+constexpr int kDV = MLA_DECODE_D_V;
+constexpr int kTN = 64;              // KV tokens per tile (the MMA's M)
+constexpr int kBlk = kTN * 128;      // one 64-column block of a tile: 64 rows x 128 B
+constexpr int kTile = 9 * kBlk;      // bf16 tile, 576 columns
+constexpr int kRaw8 = kTN * kD;      // fp8 tile, unswizzled rows of 576 B
+constexpr int kOPitch = kDV + 4;     // output staging row, floats
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+template <int N, bool KV8>
+struct Cfg {
+    static constexpr int NC = N == 64 ? 2 : 1;  // MMA warpgroups
+    static constexpr int NQ = N / NC;           // query rows per MMA warpgroup (16 or 32)
+    static constexpr int STAGES = mla_decode_wg_stages(N, KV8);
+    static constexpr int OFF_Q = 0;
+    static constexpr int OFF_KV = N * 1152;
+    static constexpr int RING = STAGES * (KV8 ? kRaw8 : kTile);
+    static constexpr int OFF_KVB = OFF_KV + RING;  // fp8: the widened bf16 tile
+    static constexpr int OFF_P = OFF_KVB + (KV8 ? kTile : 0);
+    static constexpr int OFF_RED = OFF_P + N * 128;
+    static constexpr int OFF_TOK = OFF_RED + 16 * N;
+    static constexpr int SMEM = OFF_TOK + STAGES * kTN * 4;
+    static_assert(SMEM == mla_decode_wg_smem_bytes(N, KV8), "smem layout and formula disagree");
+    static_assert(SMEM <= 232448, "more than 227 KB of shared memory");
+    static_assert(N * kOPitch * 4 <= RING + (KV8 ? kTile : 0), "output staging does not fit the ring");
+    static_assert(OFF_KV % 1024 == 0 && OFF_KVB % 1024 == 0 && OFF_P % 1024 == 0, "swizzle atoms");
+};
+
+__device__ __forceinline__ void fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void bar_sync(int id, int n) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+template <int R>
+__device__ __forceinline__ void reg_fence(float (&d)[R]) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Shared-memory matrix descriptor, 128-byte swizzle (layout type 1 in bits 62-63). Addresses and
+// offsets in bytes; the swizzle atoms (8 rows x 128 B) must start 1024-byte aligned.
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
+    return uint64_t((saddr & 0x3FFFF) >> 4) | (uint64_t(lbo >> 4) << 16) | (uint64_t(sbo >> 4) << 32) |
+           (1ull << 62);
+}
+
+// D[64 x 16] (+)= A . B, bf16 in, fp32 accumulate; TA = 1: A is MN-major (transposed).
+template <int TA>
+__device__ __forceinline__ void wgmma_n16(float (&d)[8], uint64_t a, uint64_t b, int acc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, p, 1, 1, %11, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "l"(a), "l"(b), "r"(acc), "n"(TA));
+}
+template <int TA>
+__device__ __forceinline__ void wgmma_n32(float (&d)[16], uint64_t a, uint64_t b, int acc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, %19, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(a), "l"(b), "r"(acc), "n"(TA));
+}
+template <int NQ, int TA>
+__device__ __forceinline__ void wgmma(float (&d)[NQ / 2], uint64_t a, uint64_t b, int acc) {
+    if constexpr (NQ == 16) wgmma_n16<TA>(d, a, b, acc);
+    else wgmma_n32<TA>(d, a, b, acc);
+}
+
+// Byte offset of 16-byte chunk q (of 72 per 576-column bf16 row) of row r in a swizzled matrix
+// of `rows` rows.
+__device__ __forceinline__ uint32_t sw_off(int rows, int r, int q) {
+    return uint32_t((q >> 3) * rows * 128 + r * 128 + (((q & 7) ^ (r & 7)) << 4));
+}
+
+// 16 fp8 bytes (columns 16 q8 ..) of row r widened to bf16 into a swizzled matrix of `rows` rows.
+__device__ __forceinline__ void widen_store(char* base, int rows, int r, int q8, const uint4 v) {
+    uint4 w[2];
+    mla_dec::fp8x16_to_bf16(v, w);
+    *reinterpret_cast<uint4*>(base + sw_off(rows, r, 2 * q8)) = w[0];
+    *reinterpret_cast<uint4*>(base + sw_off(rows, r, 2 * q8 + 1)) = w[1];
+}
+
+// The launch matches the kernel: 256 threads, at least `bytes` of dynamic shared memory at `smem`,
+// 1024-byte aligned (the swizzle atoms). Otherwise nothing runs and (too little or misaligned
+// shared memory) MLA_DECODE_ERR_SMEM is flagged; a wrong block size means a table row disagrees
+// with the build, which the launch code already refuses.
+__device__ __forceinline__ bool launch_ok(const mla_decode_params& p, const char* smem, int bytes) {
+    if (blockDim.x != 256) return false;
+    uint32_t dsmem;
+    asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dsmem));
+    if (dsmem < static_cast<uint32_t>(bytes) || (smem_u32(smem) & 1023u) != 0) {
+        if (threadIdx.x == 0 && p.error_flag) atomicOr(p.error_flag, MLA_DECODE_ERR_SMEM);
+        return false;
+    }
+    return true;
+}
+
+// ---- pieces shared by the wgmma kernel bodies (this file and decode_qm.cuh) ----
+
+// Byte address of tile row `row` (token row / Hk, head row % Hk) of work w's Q in global memory.
+template <bool Q8>
+__device__ __forceinline__ const char* q_row(const mla_decode_params& p, const mla_dec::Work& w, int row) {
+    const int Hk = p.kernel_heads, tt = row / Hk, h = row % Hk;
+    return static_cast<const char*>(p.q) + (Q8 ? 1 : 2) * ((int64_t)(w.qo_b + w.t0 + tt) * p.q_stride_token +
+                                                         (int64_t)(w.g * Hk + h) * p.q_stride_head);
+}
+
+// Work w's Q tile -> shared memory at off_q as bf16 in the swizzled layout of ROWS rows; rows
+// past w.nrows are zero. bf16 Q: cp.async, one commit group (the caller waits); fp8 Q: loaded,
+// widened and stored by the threads (visible after the next barrier). All 256 threads call it.
+template <int ROWS, bool Q8>
+__device__ __forceinline__ void load_q(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
+                                       uint32_t sbase, uint32_t off_q, int tid) {
+    if constexpr (!Q8) {
+        for (int c = tid; c < ROWS * 72; c += 256) {
+            const int row = c / 72, q = c - row * 72;
+            const bool ok = row < w.nrows;
+            cp_async16(sbase + off_q + sw_off(ROWS, row, q), ok ? q_row<false>(p, w, row) + 16 * q : p.q, ok ? 16 : 0);
+        }
+        cp_commit();
+    } else {
+        for (int c = tid; c < ROWS * 36; c += 256) {
+            const int row = c / 36, q8 = c - row * 36;
+            uint4 v = make_uint4(0, 0, 0, 0);
+            if (row < w.nrows) v = *reinterpret_cast<const uint4*>(q_row<true>(p, w, row) + 16 * q8);
+            widen_store(smem + off_q, ROWS, row, q8, v);
+        }
+    }
+}
+
+}  // namespace mla_wg

@@ -1,0 +1,255 @@
+// wg_tile.cuh - the per-tile and per-work pieces of the sm_90a wgmma decode bodies: LSE and output
+// stores, the online softmax of a tile (column maxima and sums across a warpgroup), the O rescale,
+// and tile_mma (S^T = K . Q^T, softmax, O^T += V^T . P^T of one 64-token tile). Used by
+// decode_wgmma.cuh, decode_wg_pp.cuh and decode_qm.cuh; layouts: decode_wgmma.cuh.
+#pragma once
+#include "decode/kv_load.cuh"
+
+namespace mla_wg {
+
+// The LSE of tile row `row` of work w: the split partial (plan's partial rows) or the caller's lse.
+__device__ __forceinline__ void store_lse(const mla_decode_params& p, const mla_dec::Work& w, int row, float lse) {
+    const int Hk = p.kernel_heads, tt = row / Hk, h = row % Hk;
+    if (w.pql >= 0)
+        p.partial_lse[(int64_t)(w.pql + tt) * Hk + h] = lse;
+    else if (p.lse)
+        p.lse[(int64_t)(w.qo_b + w.t0 + tt) * p.num_heads + w.g * Hk + h] = lse;
+}
+
+// The staged, normalised output rows obuf [nrows][kOPitch] fp32 of work w, written coalesced by
+// all 256 threads: fp32 partial rows for a split work, `out` rows otherwise (bf16, or fp32 with
+// out_fp32).
+__device__ __forceinline__ void store_rows(const mla_decode_params& p, const mla_dec::Work& w, const float* obuf, int tid) {
+    const int Hk = p.kernel_heads;
+    if (w.pql >= 0 || p.out_fp32) {
+        for (int c = tid; c < w.nrows * (kDV / 4); c += 256) {
+            const int row = c / (kDV / 4), ch = c % (kDV / 4);
+            const int tt = row / Hk, h = row % Hk;
+            const float4 v = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 4 * ch);
+            float* dst = w.pql >= 0 ? p.partial_out + ((int64_t)(w.pql + tt) * Hk + h) * kDV
+                                    : static_cast<float*>(p.out) + (int64_t)(w.qo_b + w.t0 + tt) * p.out_stride_token +
+                                          (int64_t)(w.g * Hk + h) * p.out_stride_head;
+            *reinterpret_cast<float4*>(dst + 4 * ch) = v;
+        }
+    } else {
+        for (int c = tid; c < w.nrows * (kDV / 8); c += 256) {
+            const int row = c / (kDV / 8), ch = c % (kDV / 8);
+            const int tt = row / Hk, h = row % Hk;
+            const float4 a = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 8 * ch);
+            const float4 b = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 8 * ch + 4);
+            const uint4 v = make_uint4(mla_dec::pack_bf16(a.x, a.y), mla_dec::pack_bf16(a.z, a.w),
+                                       mla_dec::pack_bf16(b.x, b.y), mla_dec::pack_bf16(b.z, b.w));
+            char* dst = static_cast<char*>(p.out) +
+                        2 * ((int64_t)(w.qo_b + w.t0 + tt) * p.out_stride_token + (int64_t)(w.g * Hk + h) * p.out_stride_head) +
+                        16 * ch;
+            *reinterpret_cast<uint4*>(dst) = v;
+        }
+    }
+}
+
+// Independent accumulator chains of the S^T phase (registers: NA x NQ / 2 floats per thread).
+#ifndef MLA_WG_SCHAINS16
+#define MLA_WG_SCHAINS16 4
+#endif
+#ifndef MLA_WG_SCHAINS32
+#define MLA_WG_SCHAINS32 2
+#endif
+template <int NQ>
+constexpr int kSChains = NQ == 16 ? MLA_WG_SCHAINS16 : MLA_WG_SCHAINS32;
+
+// A work's starting state of this thread's NQ / 4 query columns (tile rows row0 + 8 (i >> 1) +
+// 2 (lane & 3) + (i & 1)): running max -inf, sum 0, causal / cprr limit, and O^T = 0.
+template <int NQ>
+__device__ __forceinline__ void start_columns(const mla_decode_params& p, const mla_dec::Work& w, int row0,
+                                              float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], int (&lim)[NQ / 4],
+                                              float (&o)[8][NQ / 2]) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int i = 0; i < NQ / 4; ++i) {
+        m_run[i] = -INFINITY;
+        l_run[i] = 0.f;
+        lim[i] = mla_dec::row_limit(p, w, row0 + 8 * (i >> 1) + 2 * (lane & 3) + (i & 1));
+    }
+#pragma unroll
+    for (int mb = 0; mb < 8; ++mb)
+#pragma unroll
+        for (int e = 0; e < NQ / 2; ++e) o[mb][e] = 0.f;
+}
+
+// Waits for the warpgroup's S^T wgmmas and sums the NA independent accumulator chains into s.
+template <int NA, int NR>
+__device__ __forceinline__ void wait_sum_chains(float (&sa)[NA][NR], float (&s)[NR]) {
+    wg_commit();
+    wg_wait0();
+#pragma unroll
+    for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
+#pragma unroll
+    for (int e = 0; e < NR; ++e) {
+        s[e] = sa[0][e];
+#pragma unroll
+        for (int a = 1; a < NA; ++a) s[e] += sa[a][e];
+    }
+}
+
+// Column (query row) totals of this thread's per-token partial sums l_run over the warpgroup's
+// 64 tokens: shuffles within the warp, then red[4][NQ] (the warpgroup's exchange) behind named
+// barrier bar_id. lt[i] = the total of column 8 (i >> 1) + 2 (lane & 3) + (i & 1).
+template <int NQ>
+__device__ __forceinline__ void column_sums(const float (&l_run)[NQ / 4], float* red, int bar_id,
+                                            float (&lt)[NQ / 4]) {
+    constexpr int NI = NQ / 4;
+    const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3;
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+        float l = l_run[i];
+        l += __shfl_xor_sync(0xffffffffu, l, 4);
+        l += __shfl_xor_sync(0xffffffffu, l, 8);
+        l += __shfl_xor_sync(0xffffffffu, l, 16);
+        lt[i] = l;
+    }
+    if (lane < 4) {
+#pragma unroll
+        for (int i = 0; i < NI; ++i) red[wl * NQ + 8 * (i >> 1) + 2 * lane + (i & 1)] = lt[i];
+    }
+    bar_sync(bar_id, 128);
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+        const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
+        float l = 0.f;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) l += red[k * NQ + col];
+        lt[i] = l;
+    }
+}
+
+// The online softmax of one 64-token tile for a warpgroup's NQ query columns, on the S^T
+// accumulator layout (this thread: tokens r0, r0 + 8 of the tile; columns 8 (i >> 1) + 2 (lane & 3)
+// + (i & 1)): mask (token flags, causal limits, padding rows), scale to base-2 logits, column
+// maxima met in red[4][NQ] (named barrier bar_id), p = 2^(s - m) (0 while a column has seen no
+// key), l updated, P^T [NQ][64] written at p_off (bf16, or f16 when PF16) in the swizzled K-major
+// layout, alpha = 2^(m_old - m_new) returned. Ends with the fence and barrier that make P^T visible
+// to the warpgroup's MMAs. Every thread of the warpgroup calls it.
+template <int NQ, bool PF16>
+__device__ __forceinline__ void tile_softmax(char* smem, uint32_t p_off, float* red, const int* tok, int jt0,
+                                             const int (&lim)[NQ / 4], float sl2, float (&s)[NQ / 2],
+                                             float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&alpha)[NQ / 4],
+                                             int bar_id) {
+    constexpr int NI = NQ / 4;
+    const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3;
+    const int r0 = 16 * wl + (lane >> 2);
+    // ---- mask, scale to base-2 logits, column (query row) maxima ----
+    const int jt = jt0 + r0;
+    const bool ok0 = tok[r0] != 0, ok1 = tok[r0 + 8] != 0;
+    float mx[NI];
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+        const int e0 = 4 * (i >> 1) + (i & 1);
+        const float a = (ok0 && jt <= lim[i]) ? s[e0] * sl2 : -INFINITY;
+        const float b = (ok1 && jt + 8 <= lim[i]) ? s[e0 + 2] * sl2 : -INFINITY;
+        s[e0] = a;
+        s[e0 + 2] = b;
+        mx[i] = fmaxf(a, b);
+        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 4));
+        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 8));
+        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 16));
+    }
+    if (lane < 4) {
+#pragma unroll
+        for (int i = 0; i < NI; ++i)
+            red[wl * NQ + 8 * (i >> 1) + 2 * lane + (i & 1)] = mx[i];
+    }
+    bar_sync(bar_id, 128);  // (B) warp maxima visible within the warpgroup
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+        const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
+        float mn = m_run[i];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) mn = fmaxf(mn, red[k * NQ + col]);
+        alpha[i] = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - mn);
+        m_run[i] = mn;
+        const int e0 = 4 * (i >> 1) + (i & 1);
+        // a row with no visible key so far keeps p = 0 (no -inf - -inf)
+        const float pa = mn == -INFINITY ? 0.f : ex2(s[e0] - mn);
+        const float pb = mn == -INFINITY ? 0.f : ex2(s[e0 + 2] - mn);
+        l_run[i] = l_run[i] * alpha[i] + pa + pb;
+        const int qr = col;  // swizzle phase: p_off rows start 1024-aligned
+        char* prow = smem + p_off + qr * 128 + ((r0 & 7) << 1);
+        if constexpr (PF16) {
+            *reinterpret_cast<__half*>(prow + (((r0 >> 3) ^ (qr & 7)) << 4)) = __float2half_rn(pa);
+            *reinterpret_cast<__half*>(prow + ((((r0 >> 3) + 1) ^ (qr & 7)) << 4)) = __float2half_rn(pb);
+        } else {
+            *reinterpret_cast<__nv_bfloat16*>(prow + (((r0 >> 3) ^ (qr & 7)) << 4)) = __float2bfloat16_rn(pa);
+            *reinterpret_cast<__nv_bfloat16*>(prow + ((((r0 >> 3) + 1) ^ (qr & 7)) << 4)) = __float2bfloat16_rn(pb);
+        }
+    }
+    fence_proxy_async();
+    bar_sync(bar_id, 128);  // (C) P^T visible to the warpgroup's MMAs
+}
+
+// O^T columns (query rows) scaled by their alpha (accumulator layout of tile_softmax).
+template <int NQ>
+__device__ __forceinline__ void scale_o(float (&o)[8][NQ / 2], const float (&alpha)[NQ / 4]) {
+#pragma unroll
+    for (int mb = 0; mb < 8; ++mb)
+#pragma unroll
+        for (int i = 0; i < NQ / 4; ++i) {
+            const int e0 = 4 * (i >> 1) + (i & 1);
+            o[mb][e0] *= alpha[i];
+            o[mb][e0 + 2] *= alpha[i];
+        }
+}
+
+// One 64-token tile of a warpgroup's NQ query rows: S^T = K . Q^T (A = tile at kt_off, B = Q rows
+// through dQ), the online softmax (tile_softmax: P^T bf16 at p_off), then
+// O^T = O^T * alpha + V^T . P^T. Every thread of the warpgroup calls it.
+// kt_off, p_off: byte offsets in shared memory (1024-aligned).
+template <int N, int NQ>
+__device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt_off, uint32_t p_off, float* red,
+                                         const int* tok, int jt0, const int (&lim)[NQ / 4], float sl2,
+                                         float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&o)[8][NQ / 2],
+                                         uint64_t dQ, int bar_id) {
+    constexpr int NR = NQ / 2, NI = NQ / 4;
+    const uint64_t dP = sw128_desc(sbase + p_off, 16, 1024);
+    // ---- S^T = K . Q^T over 576 dims, in NA independent accumulator chains (k-step kk goes to
+    // chain kk % NA): consecutive wgmmas then do not wait on each other's results ----
+    constexpr int NA = kSChains<NQ>;
+    float sa[NA][NR];
+#pragma unroll
+    for (int a = 0; a < NA; ++a)
+#pragma unroll
+        for (int e = 0; e < NR; ++e) sa[a][e] = 0.f;
+    const uint64_t dK = sw128_desc(sbase + kt_off, 16, 1024);
+#pragma unroll
+    for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < ((MLA_WG_ABLATE & 2) ? 0 : kD / 16); ++kk) {
+        const int kb = kk >> 2, k4 = kk & 3;
+        wgmma<NQ, 0>(sa[kk % NA], dK + uint64_t((kb * kBlk + k4 * 32) >> 4),
+                     dQ + uint64_t((kb * N * 128 + k4 * 32) >> 4), kk >= NA);
+    }
+    float s[NR];
+    wait_sum_chains(sa, s);
+
+    float alpha[NI];
+    tile_softmax<NQ, false>(smem, p_off, red, tok, jt0, lim, sl2, s, m_run, l_run, alpha, bar_id);
+
+    // ---- O^T = O^T * alpha + V^T . P^T over this tile's 64 tokens ----
+    scale_o<NQ>(o, alpha);
+    const uint64_t dV = sw128_desc(sbase + kt_off, 1024, 1024);
+#pragma unroll
+    for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
+    wg_fence();
+    // token step outer, dim block inner: 8 independent accumulators between dependent wgmmas
+#pragma unroll
+    for (int kt = 0; kt < ((MLA_WG_ABLATE & 1) ? 0 : kTN / 16); ++kt)
+#pragma unroll
+        for (int mb = 0; mb < 8; ++mb)
+            wgmma<NQ, 1>(o[mb], dV + uint64_t((mb * kBlk + kt * 2048) >> 4), dP + uint64_t((kt * 32) >> 4), 1);
+    wg_commit();
+    wg_wait0();
+#pragma unroll
+    for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
+}
+
+}  // namespace mla_wg
