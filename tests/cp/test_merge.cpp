@@ -418,31 +418,22 @@ TEST_CASE("sm_90a merge on the fake runtime: wrong arch and table launch_threads
     a.partial_out = po;
     a.partial_lse = pl;
     a.out = out;
-    {
-        mla_context* ctx = make_ctx(make_root("gfx942"), "gfx942");
-        CHECK(mla_merge_attn_states(ctx, &a, nullptr) == MLA_ERROR_UNSUPPORTED_SHAPE);
-        CHECK(std::string(mla_last_error()).find("sm_90a") != std::string::npos);
+    // each case: the status and a piece of the message, nothing launched
+    auto refused = [&](mla_context* ctx, mla_status want, const char* needle) {
+        INFO(needle);
+        CHECK(mla_merge_attn_states(ctx, &a, nullptr) == want);
+        CHECK(std::string(mla_last_error()).find(needle) != std::string::npos);
         CHECK(fake_rt_launch_count() == 0);
         mla_context_destroy(ctx);
-    }
-    {
-        mla_context* ctx = make_ctx(make_root(
-            "sm_90a", "kind,outType,launch_threads,knl_name,co_name\n"
-                      "merge,bf16,128,mla_merge_bf16,mla_merge.cubin\n"));
-        CHECK(mla_merge_attn_states(ctx, &a, nullptr) == MLA_ERROR_TABLE);
-        CHECK(std::string(mla_last_error()).find("launch_threads 128") != std::string::npos);
-        CHECK(fake_rt_launch_count() == 0);
-        mla_context_destroy(ctx);
-    }
-    {  // launch_pdl other than 0 / 1: a table error, nothing launched
-        mla_context* ctx = make_ctx(make_root(
-            "sm_90a", "kind,outType,launch_threads,launch_pdl,knl_name,co_name\n"
-                      "merge,bf16,256,2,mla_merge_bf16,mla_merge.cubin\n"));
-        CHECK(mla_merge_attn_states(ctx, &a, nullptr) == MLA_ERROR_TABLE);
-        CHECK(std::string(mla_last_error()).find("launch_pdl must be 0 or 1, got 2") != std::string::npos);
-        CHECK(fake_rt_launch_count() == 0);
-        mla_context_destroy(ctx);
-    }
+    };
+    refused(make_ctx(make_root("gfx942"), "gfx942"), MLA_ERROR_UNSUPPORTED_SHAPE, "sm_90a");
+    refused(make_ctx(make_root("sm_90a", "kind,outType,launch_threads,knl_name,co_name\n"
+                                         "merge,bf16,128,mla_merge_bf16,mla_merge.cubin\n")),
+            MLA_ERROR_TABLE, "launch_threads 128");
+    // launch_pdl other than 0 / 1
+    refused(make_ctx(make_root("sm_90a", "kind,outType,launch_threads,launch_pdl,knl_name,co_name\n"
+                                         "merge,bf16,256,2,mla_merge_bf16,mla_merge.cubin\n")),
+            MLA_ERROR_TABLE, "launch_pdl must be 0 or 1, got 2");
     for (const char* pdl : {"0", ""}) {  // launch_pdl 0, or no such column: a plain launch
         const std::string csv = std::string(*pdl ? "kind,outType,launch_threads,launch_pdl,knl_name,co_name\n"
                                                  : "kind,outType,launch_threads,knl_name,co_name\n") +
