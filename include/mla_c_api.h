@@ -715,9 +715,11 @@ typedef struct mla_merge_args {
  * code object of table mla_merge (key kind=merge, outType=bf16): device pointers, validated on
  * the host before anything is launched; allocates nothing, never synchronises (CUDA graph
  * capturable); total_q == 0 launches nothing. Where the row says launch_pdl 1 (the shipped
- * table) the kernel is a programmatic dependent launch: it may become resident while the kernel
- * ahead of it on `stream` (e.g. the all-gather that filled partial_out) finishes, and reads
- * nothing until that kernel has completed, so stream order holds as for a plain launch.
+ * table) the kernel is a programmatic dependent launch: when the kernel ahead of it on the same
+ * `stream` (e.g. the all-gather that filled partial_out) ends, the merge's launch latency overlaps
+ * that kernel's completion (or its tail, if it triggers its dependents early), and the merge
+ * reads nothing until that kernel has completed, so stream order holds as for a plain launch.
+ * After an event wait on another stream it is an ordinary launch.
  * MLA_ERROR_INVALID_ARGUMENT: ctx / args / a required pointer NULL, world_size < 1, total_q < 0,
  * num_heads < 1, partial_dtype not fp32/bf16, total_q * H above 2^31 - 1, a rank stride that is
  * negative or smaller than one rank's block, partial_out, its rank stride in bytes or out not

@@ -341,7 +341,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
               d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma must be 0 or 1, got " << kv_tma);
     MLA_CHECK(kv_tma == 0 || kn == "mla_decode_wg_bf16_bf16_m16" || kn == "mla_decode_wg_bf16_bf16_m32",
               MLA_ERROR_TABLE,
-              d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma 1 needs a kernel with TMA loads "
+              d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma 1 needs a kernel whose TMA loads are verified "
                                     "(mla_decode_wg_bf16_bf16_m16 / _m32), not " << kn);
     // fp32 out is written by the wgmma families' epilogues and the reducer only; the mma.sync
     // fallback (no rows in the shipped table) stores bf16 whatever out_fp32 says.

@@ -2,7 +2,9 @@
 // host merge (mla_merge_attn_states_host, float64) over random partials, through the public API
 // only. Partial LSEs include -inf (the rank saw no key), +inf and NaN (foreign "empty" markers),
 // whole rows of them, and gaps of 1000; the O of every such partial is NaN, so a kernel that
-// reads one fails. W in 1..40 (above 32: the lane loop), fp32 and bf16 partials, lse NULL, and
+// adds one in fails (the kernel may load it: for W <= 32 it loads the first two ranks' O with the
+// LSEs). W in 1..40 (up to 32: one LSE per lane, W = 32 and 17 included; above 32: the lane
+// loop), fp32 and bf16 partials, lse NULL, and
 // packed partials: one buffer of per-rank [out | lse | padding] blocks (what an all-gather of each
 // rank's out and lse bytes receives) merged through the rank strides.
 // Prints one "PASS gpu_merge ..." or "FAIL gpu_merge ..." line; exit 0 / 1, 77 without a
@@ -151,7 +153,7 @@ int main() {
         {1, 5, 16, false, true},   {2, 37, 16, false, true},  {2, 37, 16, true, true},
         {3, 64, 128, false, false}, {4, 33, 128, true, true}, {8, 17, 16, false, true},
         {2, 1, 1, true, true},     {40, 3, 16, false, true},  {33, 2, 128, true, true},
-        {2, 256, 128, true, true},
+        {2, 256, 128, true, true},  {32, 5, 16, false, true},  {17, 9, 128, true, true},
         {2, 1, 16, false, true, true}, {3, 7, 128, true, true, true}, {40, 3, 16, false, false, true},
     };
     int n = 0, failed = 0;

@@ -118,12 +118,12 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
         {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,-1",
          MLA_ERROR_TABLE, "launch_kv_tma must be 0 or 1, got -1"},
         {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_fp8_m16,mla_decode_wg_bf16_fp8.cubin,1",
-         MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel with TMA loads"},
+         MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel whose TMA loads are verified"},
         {"bf16,bf16,64,1,0,0,1,1,0,256,231936,mla_decode_qm_bf16_bf16_m64,mla_decode_qm_bf16_bf16.cubin,1",
-         MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel with TMA loads"},
-        // the 64-row transposed kernel (no table row) is not one the TMA loads were verified on
+         MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel whose TMA loads are verified"},
+        // the 64-row transposed kernel (no table row) compiles the TMA loader but was never verified with it
         {"bf16,bf16,64,1,0,0,1,1,0,256,230912,mla_decode_wg_bf16_bf16_m64,mla_decode_wg_bf16_bf16.cubin,1",
-         MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel with TMA loads"},
+         MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel whose TMA loads are verified"},
     };
     for (const K& k : ks) {
         INFO(k.row);

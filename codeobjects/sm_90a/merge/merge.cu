@@ -14,9 +14,11 @@
 // chain of dependent loads. For W <= 32 (one LSE per lane) the LSEs and the first kChunk ranks'
 // o_k are loaded in one round: o_k is loaded before its weight is known and used only if lse_k
 // is finite (the load stays inside the caller's [W] partial blocks). Launched as a programmatic
-// dependent launch (mla_merge.csv launch_pdl 1), the grid may be resident before the kernel
-// ahead of it in the stream (the all-gather) has finished: griddepcontrol.wait holds every load
-// until that grid has completed and its writes are visible (a no-op after a plain launch).
+// dependent launch (mla_merge.csv launch_pdl 1), the grid may be launched before the kernel ahead
+// of it in the same stream (the all-gather) has completed — as its CTAs exit, or earlier if it
+// triggers its dependents; NCCL's kernels do not, so what overlaps is the launch latency:
+// griddepcontrol.wait holds every load until that grid has completed and its writes are visible
+// (a no-op after a plain launch).
 #include <cuda_bf16.h>
 #include <stdint.h>
 
