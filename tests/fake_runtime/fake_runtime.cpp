@@ -254,6 +254,13 @@ FAKE_EXPORT void fake_rt_reset(void) {
     s.have_tensor_map = false;
 }
 
+FAKE_EXPORT void fake_rt_clear_launches(void) {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.calls.clear();
+    s.launches.clear();
+}
+
 FAKE_EXPORT void fake_rt_set_device(const char* arch_or_cc, int num_cus) {
     State& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);

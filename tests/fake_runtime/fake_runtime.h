@@ -85,6 +85,10 @@ void fake_rt_install_env(void);
 /* Forgets every record, failure, emulation and module; device back to "9.0", 132 CUs, 1 device.
  * Live allocations stay valid (and counted). */
 void fake_rt_reset(void);
+/* Forgets the launch records and call counts only (modules, functions, emulations, failures and
+ * the device stay): for a benchmark that launches many times and must not time the records'
+ * growth. */
+void fake_rt_clear_launches(void);
 /* The device(s): a compute capability "M.m" (CUDA side reports it; HIP reports "gfx000") or a
  * gcnArchName "gfx942[:features]" (HIP reports it; CUDA reports 0.0), and the SM/CU count. */
 void fake_rt_set_device(const char* arch_or_cc, int num_cus);
