@@ -13,7 +13,10 @@
 #       (GPU machine; carry $BUILD/src, $BUILD/tools, $BUILD/codeobjects and build-var) times
 #       `mla run ARGS --check 0` under each code-object DIR, alternating the DIRs for $ROUNDS rounds
 #       so that drift of the machine hits every variant alike; prints each round's median and the
-#       median over rounds, one line per DIR.
+#       median over rounds, one line per DIR. A DIR that holds a whole build instead
+#       (DIR/src/libmla.so.0, DIR/tools/mla/mla, DIR/codeobjects) runs with its own library and
+#       tool: the way to compare kernels whose shared-memory layout differs, since a library
+#       checks each row's launch_smem against the layout it was built with.
 #
 # Example: scripts/variant_bench.sh run "--dtype fp8 --fixed --iters 30" build-lead/codeobjects \
 #          build-var/ra4/codeobjects
@@ -40,14 +43,17 @@ run)
     [ $# -ge 3 ] || { echo "usage: $0 run \"MLA RUN ARGS\" DIR..." >&2; exit 2; }
     args=$2
     shift 2
-    export LD_LIBRARY_PATH="$PWD/$BUILD/src${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     rounds=${ROUNDS:-3}
     declare -A times
     for ((r = 0; r < rounds; ++r)); do
         for d in "$@"; do
+            lib=$BUILD/src tool=$BUILD/tools/mla/mla cos=$d
+            if [ -e "$d/src/libmla.so.0" ] && [ -x "$d/tools/mla/mla" ]; then  # a whole build
+                lib=$d/src tool=$d/tools/mla/mla cos=$d/codeobjects
+            fi
             # shellcheck disable=SC2086
-            us=$(MLA_CODEOBJECT_DIR="$PWD/$d" "$BUILD/tools/mla/mla" run $args --check 0 |
-                sed -n 's/^  decode: \([0-9.]*\) us.*/\1/p')
+            us=$(LD_LIBRARY_PATH="$PWD/$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" MLA_CODEOBJECT_DIR="$PWD/$cos" \
+                "$tool" run $args --check 0 | sed -n 's/^  decode: \([0-9.]*\) us.*/\1/p')
             [ -n "$us" ] || { echo "no decode time for $d" >&2; exit 1; }
             times[$d]="${times[$d]:-} $us"
         done
