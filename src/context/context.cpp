@@ -31,6 +31,13 @@ bool owned_row(const mla_context* ctx, const reg::Row& row) {
 }
 }  // namespace
 
+bool launch_flag(const reg::Row& row, const char* column, long value) {
+    if (value == mla_context::LaunchRow::kAbsent) return false;
+    MLA_CHECK(value == 0 || value == 1, MLA_ERROR_TABLE,
+              row.file << ":" << row.line << ": " << column << " must be 0 or 1, got " << value);
+    return value == 1;
+}
+
 rt::Function context_function(mla_context* ctx, const reg::Row& row) {
     check_context(ctx);
     std::lock_guard<std::mutex> lock(ctx->mutex);

@@ -100,6 +100,11 @@ mla_context::LaunchRow context_row_cached(mla_context* ctx, uint64_t id, const s
     return lr;
 }
 
+// A 0/1 launch column of `row` (launch_pdl, launch_kv_tma): `value` as parsed (get_int, or a
+// LaunchRow field), LaunchRow::kAbsent where the row has no such column (false). Any other value
+// is MLA_ERROR_TABLE "<file>:<line>: <column> must be 0 or 1, got <value>".
+bool launch_flag(const reg::Row& row, const char* column, long value);
+
 // mla_metadata_info(params) memoised per context (the last params given; a params struct of
 // another struct_size is not memoised). Returns the status; sizes filled on success.
 mla_status context_metadata_info(mla_context* ctx, const mla_metadata_params* params, mla_metadata_sizes* sizes);

@@ -41,9 +41,7 @@ extern "C" MLA_API mla_status mla_merge_attn_states(mla_context* ctx, const mla_
         MLA_CHECK(threads == MLA_MERGE_THREADS, MLA_ERROR_TABLE,
                   row.file << ":" << row.line << ": launch_threads " << threads << " of "
                            << row.knl_name << " is not the kernel's " << MLA_MERGE_THREADS);
-        const long pdl = row.get_int("launch_pdl", 0);
-        MLA_CHECK(pdl == 0 || pdl == 1, MLA_ERROR_TABLE,
-                  row.file << ":" << row.line << ": launch_pdl must be 0 or 1, got " << pdl);
+        const bool pdl = mla::launch_flag(row, "launch_pdl", row.get_int("launch_pdl", mla_context::LaunchRow::kAbsent));
         const mla::rt::Function f = mla::context_function(ctx, row);
         if (m.units == 0) return;
         const mla_merge_params p = mla::cp::merge_params(m);
@@ -52,9 +50,6 @@ extern "C" MLA_API mla_status mla_merge_attn_states(mla_context* ctx, const mla_
         grid.x = unsigned((m.units + warps - 1) / warps);
         block.x = unsigned(MLA_MERGE_THREADS);
         ctx->runtime->set_device(ctx->device);
-        if (pdl == 1)
-            ctx->runtime->launch_programmatic(f, grid, block, 0, stream, &p, sizeof p);
-        else
-            ctx->runtime->launch(f, grid, block, 0, stream, &p, sizeof p);
+        ctx->runtime->launch_as(pdl, f, grid, block, 0, stream, &p, sizeof p);
     });
 }

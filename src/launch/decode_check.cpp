@@ -336,10 +336,8 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     // (kv_load.cuh, issue_tile_tma); allowed on the transposed bf16-KV kernels of 16 and 32
     // rows, the ones it was verified on (the qm kernel measured slower with it and keeps cp.async:
     // docs/performance.md, session 6; the 64-row wg kernel has no table row).
-    const long kv_tma = lr.kv_tma == lr.kAbsent ? 0 : lr.kv_tma;
-    MLA_CHECK(kv_tma == 0 || kv_tma == 1, MLA_ERROR_TABLE,
-              d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma must be 0 or 1, got " << kv_tma);
-    MLA_CHECK(kv_tma == 0 || kn == "mla_decode_wg_bf16_bf16_m16" || kn == "mla_decode_wg_bf16_bf16_m32",
+    const bool kv_tma = launch_flag(*d.decode_row, "launch_kv_tma", lr.kv_tma);
+    MLA_CHECK(!kv_tma || kn == "mla_decode_wg_bf16_bf16_m16" || kn == "mla_decode_wg_bf16_bf16_m32",
               MLA_ERROR_TABLE,
               d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma 1 needs a kernel whose TMA loads are verified "
                                     "(mla_decode_wg_bf16_bf16_m16 / _m32), not " << kn);
@@ -392,9 +390,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                               << upc << " and " << d.reduce_threads);
         // launch_pdl 1: a programmatic dependent launch (the reducer's grid launches as the
         // decode's CTAs exit, and its CTAs wait for the whole decode grid: griddepcontrol.wait)
-        const long pdl = rr.pdl == rr.kAbsent ? 0 : rr.pdl;
-        MLA_CHECK(pdl == 0 || pdl == 1, MLA_ERROR_TABLE, where_row() << "launch_pdl must be 0 or 1, got " << pdl);
-        d.reduce_programmatic = pdl == 1;
+        d.reduce_programmatic = launch_flag(*d.reduce_row, "launch_pdl", rr.pdl);
         d.reduce_grid = unsigned(sz.reduce_indptr_len - 1);
         // (row, head, 128-column quarter) units of a tile: at most M * 4 of them
         d.reduce_grid_y = unsigned(m * 4 / upc);
@@ -445,7 +441,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     // cache of at least one page; the driver's alignment rules (cache pointer and page stride
     // multiples of 16 bytes) are argument checks above. Otherwise, or where the runtime has no
     // tensor maps, the same kernel loads by cp.async (p.kv_tma = 0).
-    if (kv_tma == 1 && a.num_pages > 0 && a.page_size >= 8)
+    if (kv_tma && a.num_pages > 0 && a.page_size >= 8)
         p.kv_tma = kv_tensor_map(ctx, a.kv_cache, a.page_size, a.num_pages, kvsp, p.kv_tmap) ? 1 : 0;
 
     mla_reduce_params& rp = d.reduce;

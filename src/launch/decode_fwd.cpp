@@ -30,10 +30,8 @@ MLA_API mla_status mla_decode_fwd(mla_context* ctx, const mla_decode_args* args,
             rgrid.x = d.reduce_grid;
             rgrid.y = d.reduce_grid_y;
             rblock.x = d.reduce_threads;
-            if (d.reduce_programmatic)
-                ctx->runtime->launch_programmatic(fred, rgrid, rblock, 0, stream, &d.reduce, sizeof d.reduce);
-            else
-                ctx->runtime->launch(fred, rgrid, rblock, 0, stream, &d.reduce, sizeof d.reduce);
+            ctx->runtime->launch_as(d.reduce_programmatic, fred, rgrid, rblock, 0, stream, &d.reduce,
+                                    sizeof d.reduce);
         }
     });
 }

@@ -70,6 +70,14 @@ public:
                                      const void* args, size_t args_bytes) {
         launch(f, grid, block, dynamic_shared, stream, args, args_bytes);
     }
+    // launch_programmatic() where `programmatic` (a table row's launch_pdl), else launch().
+    void launch_as(bool programmatic, Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream,
+                   const void* args, size_t args_bytes) {
+        if (programmatic)
+            launch_programmatic(f, grid, block, dynamic_shared, stream, args, args_bytes);
+        else
+            launch(f, grid, block, dynamic_shared, stream, args, args_bytes);
+    }
 
     // A TMA tensor map (CUDA: cuTensorMapEncodeTiled) of a bf16 tensor in device memory, written to
     // `map` (128 bytes, 128-byte aligned): `rank` (<= 5) dims, innermost first, of dims[i]
