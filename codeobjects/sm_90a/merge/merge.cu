@@ -22,14 +22,16 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 
+#include "common/lse_math.cuh"
 #include "merge/merge_params.h"
 
 namespace {
 
+using mla_lse::add4;
+using mla_lse::finite_lse;
+
 constexpr int kDV = 512;
 constexpr int kChunk = 2;  // ranks whose o_k is loaded together with the LSEs (W = 2: all)
-
-__device__ __forceinline__ bool finite_lse(float x) { return x > -INFINITY && x < INFINITY; }
 
 __device__ __forceinline__ float4 load4(const mla_merge_params& p, int64_t elem) {
     if (p.partial_bf16) {
@@ -44,12 +46,7 @@ __device__ __forceinline__ float4 load4(const mla_merge_params& p, int64_t elem)
 
 __device__ __forceinline__ void add_weighted(float4 (&acc)[4], float wgt, const float4 (&v)[4]) {
 #pragma unroll
-    for (int c = 0; c < 4; ++c) {
-        acc[c].x += wgt * v[c].x;
-        acc[c].y += wgt * v[c].y;
-        acc[c].z += wgt * v[c].z;
-        acc[c].w += wgt * v[c].w;
-    }
+    for (int c = 0; c < 4; ++c) add4(acc[c], wgt, v[c]);
 }
 
 }  // namespace
@@ -128,13 +125,6 @@ extern "C" __global__ void __launch_bounds__(MLA_MERGE_THREADS)
     }
     __nv_bfloat16* dst = static_cast<__nv_bfloat16*>(p.out) + col;
 #pragma unroll
-    for (int c = 0; c < 4; ++c) {
-        __nv_bfloat162 lo2 = __floats2bfloat162_rn(acc[c].x, acc[c].y);
-        __nv_bfloat162 hi2 = __floats2bfloat162_rn(acc[c].z, acc[c].w);
-        uint2 pk;
-        pk.x = *reinterpret_cast<uint32_t*>(&lo2);
-        pk.y = *reinterpret_cast<uint32_t*>(&hi2);
-        *reinterpret_cast<uint2*>(dst + c * 128) = pk;
-    }
+    for (int c = 0; c < 4; ++c) *reinterpret_cast<uint2*>(dst + c * 128) = mla_lse::pack_bf16x4(acc[c]);
     if (p.lse && lane == 0) p.lse[u] = lse;
 }

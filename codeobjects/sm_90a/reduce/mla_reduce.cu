@@ -26,6 +26,7 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 
+#include "common/lse_math.cuh"
 #include "reduce/reduce_params.h"
 
 namespace {
@@ -34,7 +35,8 @@ constexpr int kDV = 512;
 constexpr int kSlots = 4;     // units per CTA and loop step
 constexpr int kMaxSplit = 4;  // warps per unit at most (512 threads)
 
-__device__ __forceinline__ bool finite_lse(float x) { return x > -INFINITY && x < INFINITY; }
+using mla_lse::add4;
+using mla_lse::finite_lse;
 
 // Launched as a programmatic dependent launch (mla_reduce.csv launch_pdl), the reducer's grid is
 // launched as the decode kernel's CTAs exit (their implicit trigger), so its CTAs may start
@@ -74,21 +76,9 @@ __device__ __forceinline__ void store_row(const mla_reduce_params& p, int b, int
     if (p.out_fp32) {
         *reinterpret_cast<float4*>(static_cast<float*>(p.out) + off) = acc;
     } else {
-        __nv_bfloat162 lo2 = __floats2bfloat162_rn(acc.x, acc.y);
-        __nv_bfloat162 hi2 = __floats2bfloat162_rn(acc.z, acc.w);
-        uint2 pk;
-        pk.x = *reinterpret_cast<uint32_t*>(&lo2);
-        pk.y = *reinterpret_cast<uint32_t*>(&hi2);
-        *reinterpret_cast<uint2*>(static_cast<__nv_bfloat16*>(p.out) + off) = pk;
+        *reinterpret_cast<uint2*>(static_cast<__nv_bfloat16*>(p.out) + off) = mla_lse::pack_bf16x4(acc);
     }
     if (p.lse && lane == 0 && quarter == 0) p.lse[tok * p.num_heads + head] = lse;
-}
-
-__device__ __forceinline__ void add4(float4& a, float w, const float4& o) {
-    a.x += w * o.x;
-    a.y += w * o.y;
-    a.z += w * o.z;
-    a.w += w * o.w;
 }
 
 // (m, s) with s = sum exp(x - m) over the finite x folded in so far; m = -inf, s = 0: none yet.
