@@ -51,13 +51,11 @@ import time
 # unset (children inherit them).
 _NCCL_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
              "NVSHMEM_DISABLE_NVLS": "1"}
-for _k, _v in _NCCL_ENV.items():
-    os.environ.setdefault(_k, _v)
 # The partials are tens of KB, so the all-gather is latency-bound: NCCL's LL all-gather of 33 KB
 # between two H200s took 14.7 µs with NCCL's default channel count and 10.8 µs with at least 8
-# (docs/performance.md, session 5). A value the caller sets wins.
+# (docs/performance.md, session 5). A value the caller sets wins (for both dicts).
 _NCCL_TUNING = {"NCCL_MIN_NCHANNELS": "8"}
-for _k, _v in _NCCL_TUNING.items():
+for _k, _v in {**_NCCL_ENV, **_NCCL_TUNING}.items():
     os.environ.setdefault(_k, _v)
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -481,7 +479,7 @@ class Gather:
         return self.send.numel()
 
     def merge(self):
-        # fp32 partials (merge_attn_states takes partial_dtype from the tensor), bf16 out
+        # fp32 or bf16 partials (merge_attn_states takes partial_dtype from the tensor), bf16 out
         libmla.merge_attn_states(self.part_out, self.part_lse, out=self.merged_out,
                                  lse=self.merged_lse)
 
