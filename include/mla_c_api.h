@@ -855,7 +855,7 @@ typedef struct mla_decode_args {
  * sm_90a, or out_dtype fp32 with a row naming the mma.sync fallback kernel.
  * MLA_ERROR_NO_KERNEL: no table row for the key. MLA_ERROR_TABLE: a row whose launch_threads /
  * launch_smem disagree with the kernel build, a launch_kv_tma other than 0 / 1 or 1 on a kernel
- * without TMA loads, a reducer row that breaks its kernel's launch contract
+ * other than mla_decode_wg_bf16_bf16_m16 / _m32 (the ones its TMA loads are verified on), a reducer row that breaks its kernel's launch contract
  * (launch_units_per_cta, launch_threads; reduce_params.h) or a launch_pdl other than 0 / 1.
  * MLA_ERROR_CODE_OBJECT,
  * MLA_ERROR_LAUNCH from the runtime. Page ids: see error_flag. Not checked (device memory, no
