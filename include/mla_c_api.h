@@ -835,8 +835,8 @@ typedef struct mla_decode_args {
  * mla_reduce (key: spread, a few long-split tiles or many; launched as a programmatic dependent
  * launch where its row says launch_pdl 1, so it starts as the decode's CTAs exit). sm_90a only.
  * out_dtype (bf16 or fp32) is a run-time flag of both kernels, not a table key: the same rows
- * and symbols run either. Where the decode row says launch_kv_tma 1 (bf16 KV, 16- and 32-row
- * tiles) and page_size >= 8, the kernel loads KV tiles by TMA through a tensor map of kv_cache
+ * and symbols run either. Where the decode row says launch_kv_tma 1 (bf16 Q and KV: 16-, 32-
+ * and 64-row tiles) and page_size >= 8, the kernel loads KV tiles by TMA through a tensor map of kv_cache
  * that the call encodes (cuTensorMapEncodeTiled, once per context and cache); without it (no
  * such driver entry point, or the driver refuses the map) the same kernel loads by cp.async,
  * with the same results.
@@ -855,7 +855,8 @@ typedef struct mla_decode_args {
  * sm_90a, or out_dtype fp32 with a row naming the mma.sync fallback kernel.
  * MLA_ERROR_NO_KERNEL: no table row for the key. MLA_ERROR_TABLE: a row whose launch_threads /
  * launch_smem disagree with the kernel build, a launch_kv_tma other than 0 / 1 or 1 on a kernel
- * other than mla_decode_wg_bf16_bf16_m16 / _m32 (the ones its TMA loads are verified on), a reducer row that breaks its kernel's launch contract
+ * other than mla_decode_wg_bf16_bf16_m16 / _m32 and mla_decode_qm_bf16_bf16_m64 (the ones its
+ * TMA loads are verified on), a reducer row that breaks its kernel's launch contract
  * (launch_units_per_cta, launch_threads; reduce_params.h) or a launch_pdl other than 0 / 1.
  * MLA_ERROR_CODE_OBJECT,
  * MLA_ERROR_LAUNCH from the runtime. Page ids: see error_flag. Not checked (device memory, no

@@ -333,14 +333,16 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                                   << " / launch_smem " << d.smem << ", the kernel is built for "
                                   << want_threads << " / " << want_smem);
     // launch_kv_tma 1: the kernel loads bf16 KV tiles by TMA through a tensor map of the cache
-    // (kv_load.cuh, issue_tile_tma); allowed on the transposed bf16-KV kernels of 16 and 32
-    // rows, the ones it was verified on (the qm kernel measured slower with it and keeps cp.async:
-    // docs/performance.md, session 6; the 64-row wg kernel has no table row).
+    // (kv_load.cuh); allowed on the kernels it was verified on: the transposed bf16-KV kernels of
+    // 16 and 32 rows (issue_tile_tma) and the qm bf16 kernel of 64 rows, whose TMA body is a
+    // different schedule (decode_qm_tma.cuh; docs/performance.md, session 8). The 64-row wg kernel
+    // has no table row.
     const bool kv_tma = launch_flag(*d.decode_row, "launch_kv_tma", lr.kv_tma);
-    MLA_CHECK(!kv_tma || kn == "mla_decode_wg_bf16_bf16_m16" || kn == "mla_decode_wg_bf16_bf16_m32",
+    MLA_CHECK(!kv_tma || kn == "mla_decode_wg_bf16_bf16_m16" || kn == "mla_decode_wg_bf16_bf16_m32" ||
+                  kn == "mla_decode_qm_bf16_bf16_m64",
               MLA_ERROR_TABLE,
               d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma 1 needs a kernel whose TMA loads are verified "
-                                    "(mla_decode_wg_bf16_bf16_m16 / _m32), not " << kn);
+                                    "(mla_decode_wg_bf16_bf16_m16 / _m32, mla_decode_qm_bf16_bf16_m64), not " << kn);
     // fp32 out is written by the wgmma families' epilogues and the reducer only; the mma.sync
     // fallback (no rows in the shipped table) stores bf16 whatever out_fp32 says.
     if (out32 && !qm_family && !wg_family)

@@ -763,8 +763,8 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         CHECK(std::stoi(f[10]) <= 227 * 1024);
         CHECK(f[11] == fam + f[0] + "_" + f[1] + "_m" + f[2]);
         CHECK(f[12] == fam + f[0] + "_" + f[1] + ".cubin");
-        // TMA loads of bf16 KV tiles: the transposed bf16-KV kernels have them and use them
-        CHECK(f[13] == (f[11].rfind("mla_decode_wg_bf16_bf16_", 0) == 0 ? "1" : "0"));
+        // TMA loads of bf16 KV tiles: the bf16-KV wgmma kernels (wg 16 / 32 rows, qm 64) use them
+        CHECK(f[13] == (f[0] == "bf16" && f[1] == "bf16" && f[11].rfind("mla_decode_ra_", 0) != 0 ? "1" : "0"));
         // cprr (round-robin context parallel) rows: causal only, the same kernel and launch
         // values as the cprr = 0 row of the key (the kernel reads cp_world_size at run time)
         CHECK((f[8] == "0" || f[8] == "1"));

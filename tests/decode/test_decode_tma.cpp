@@ -15,8 +15,8 @@
 using namespace decode_test;
 
 TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the bf16 KV cache", "[decode][tma]") {
-    // kv_tma and the map's geometry per shape: bf16 KV on the transposed kernels (16, 32 heads) at
-    // page size >= 8; page sizes 1 and 4, fp8 KV and the qm kernel (64, 128 heads) load by cp.async
+    // kv_tma and the map's geometry per shape: bf16 KV on the transposed kernels (16, 32 heads) and
+    // the qm kernel (64, 128 heads) at page size >= 8; page sizes 1 and 4 and fp8 KV load by cp.async
     struct K {
         int H, ps;
         mla_dtype q, kv;
@@ -25,8 +25,9 @@ TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the bf16 K
     const K ks[] = {{16, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},  {32, 16, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},
                     {16, 8, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},   {16, 128, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},
                     {16, 4, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},   {16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},
-                    {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},  {16, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
-                    {128, 16, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0}, {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
+                    {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},  {16, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
+                    {128, 16, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1}, {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
+                    {64, 4, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},
                     {16, 64, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 0}};
     for (const K& k : ks) {
         INFO("heads " << k.H << " page " << k.ps << " " << mla_dtype_string(k.q) << "/" << mla_dtype_string(k.kv));
@@ -119,7 +120,9 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
          MLA_ERROR_TABLE, "launch_kv_tma must be 0 or 1, got -1"},
         {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_fp8_m16,mla_decode_wg_bf16_fp8.cubin,1",
          MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel whose TMA loads are verified"},
-        {"bf16,bf16,64,1,0,0,1,1,0,256,231936,mla_decode_qm_bf16_bf16_m64,mla_decode_qm_bf16_bf16.cubin,1",
+        {"bf16,bf16,64,1,0,0,1,1,0,256,231936,mla_decode_qm_bf16_bf16_m64,mla_decode_qm_bf16_bf16.cubin,1", MLA_SUCCESS,
+         ""},
+        {"bf16,bf16,64,1,0,0,1,1,0,256,231936,mla_decode_qm_bf16_fp8_m64,mla_decode_qm_bf16_fp8.cubin,1",
          MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel whose TMA loads are verified"},
         // the 64-row transposed kernel (no table row) compiles the TMA loader but was never verified with it
         {"bf16,bf16,64,1,0,0,1,1,0,256,230912,mla_decode_wg_bf16_bf16_m64,mla_decode_wg_bf16_bf16.cubin,1",
@@ -142,8 +145,9 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
         INFO(mla_last_error());
         CHECK(st == k.st);
         if (k.st == MLA_SUCCESS) {
-            CHECK(params_of(fake_rt_launch(0)).kv_tma == 0);
-            CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == 0);
+            const int tma = row.back() == '1' ? 1 : 0;  // the row's launch_kv_tma
+            CHECK(params_of(fake_rt_launch(0)).kv_tma == tma);
+            CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == tma);
         } else {
             CHECK(std::string(mla_last_error()).find(k.msg) != std::string::npos);
             CHECK(fake_rt_launch_count() == 0);

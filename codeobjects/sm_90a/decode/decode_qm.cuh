@@ -17,6 +17,7 @@
 // long on the load queue. fp8 KV lands as raw rows and is widened to bf16 by all threads; fp8 Q
 // is widened when staged. Loads, Q staging, widening and output writes: decode_wgmma.cuh.
 #pragma once
+#include "decode/decode_qm_tma.cuh"  // the TMA body; qm_mma.cuh
 #include "decode/decode_wgmma.cuh"
 
 namespace mla_wg {
@@ -38,65 +39,12 @@ struct CfgQM {
     static_assert(OFF_KV % 1024 == 0 && OFF_KVB % 1024 == 0, "swizzle atoms");
 };
 
-// D[64 x 256] += A . B, bf16 in, fp32 accumulate: A from registers (the m64k16 A fragment: 4 x
-// bf16x2 per thread), B from shared memory through descriptor b, MN-major (N contiguous: trans-b).
-__device__ __forceinline__ void wgmma_n256_rs(float (&d)[128], const uint32_t (&a)[4], uint64_t b) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
-        "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
-        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
-        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
-        "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
-        "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
-        "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
-        "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, "
-        "{%128,%129,%130,%131}, %132, p, 1, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
-}
-
-// D[64 x 64] (+)= A . B, bf16 in, fp32 accumulate, both operands K-major in shared memory.
-__device__ __forceinline__ void wgmma_n64_ss(float (&d)[32], uint64_t a, uint64_t b, int acc) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
-        "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
-        "%32, %33, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(a), "l"(b), "r"(acc));
-}
-
 // Measurement hook (docs/kernels.md): -DMLA_QM_ABLATE=1 skips every MMA and the softmax (loads,
 // widening and barriers only), 2 skips the KV loads (MMAs on stale shared memory). Results are then
 // wrong; the shipped cubins are built with 0.
 #ifndef MLA_QM_ABLATE
 #define MLA_QM_ABLATE 0
 #endif
-
-// B descriptor strides of the V operand, MN-major 128-byte-swizzle canonical layout (PTX ISA):
-// LBO = 8 KB between 64-column blocks (along N), SBO = 1 KB between 8-token groups (along K).
-constexpr uint32_t kVLbo = kBlk, kVSbo = 1024;
 
 template <int M, bool Q8, bool KV8>
 __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char* smem) {
@@ -297,8 +245,22 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
     }
 }
 
+// bf16 Q and KV with a tensor map of the cache (p.kv_tma: the table row says launch_kv_tma 1 and
+// the host could encode the map; 64-byte aligned in the parameter space): the decoupled
+// warpgroups of decode_qm_tma.cuh. Otherwise (fp8, page sizes below 8, no map) this file's body.
+template <int M, bool Q8, bool KV8>
+__device__ __forceinline__ void decode_qm_dispatch(const mla_decode_params& p, char* smem) {
+    if constexpr (!Q8 && !KV8 && MLA_QM_ABLATE == 0) {
+        if (p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0) {
+            decode_qm_tma_body<M>(p, smem);
+            return;
+        }
+    }
+    decode_qm_body<M, Q8, KV8>(p, smem);
+}
+
 }  // namespace mla_wg
 
 // Defines the extern "C" kernel mla_decode_qm_<QN>_<KVN>_m<M>.
 #define MLA_DECODE_QM_KERNEL(QN, KVN, Q8, KV8, M) \
-    MLA_DECODE_SM90_KERNEL(mla_decode_qm_##QN##_##KVN##_m##M, mla_wg::decode_qm_body<M, Q8, KV8>)
+    MLA_DECODE_SM90_KERNEL(mla_decode_qm_##QN##_##KVN##_m##M, mla_wg::decode_qm_dispatch<M, Q8, KV8>)

@@ -210,6 +210,39 @@ __device__ __forceinline__ void issue_tile_tma(const mla_decode_params& p, const
     }
 }
 
+// The TMA issue of bf16 tile `tile` by the 128 threads of one warpgroup, 2 per token (wt = 0 ..
+// 127: token wt / 2; decode_qm_tma.cuh), as issue_tile_tma does with 4: the first thread of a
+// token flags it in tok[] and issues its page run's 9 boxes or arrives without bytes (count 64).
+// Masked rows (flag 0) are left for the consumer to zero (zero_v_half). Returns at once for a tile
+// past n_tiles.
+__device__ __forceinline__ void issue_tile_tma_wg(const mla_decode_params& p, const mla_dec::Work& w, int tile,
+                                                  int n_tiles, uint32_t slot, int* tok, uint32_t bar,
+                                                  const PagePrefetch& pf, int wt) {
+    if (tile >= n_tiles || (wt & 1)) return;
+    const int lt = wt >> 1, j = w.tok_begin + tile * kTN + lt;
+    const char* row = j < w.tok_end ? kv_row_on<false>(p, pf.page, j, true) : nullptr;
+    tok[lt] = row != nullptr ? 1 : 0;
+    const int psz = 1 << p.page_size_log2, box_rows = min(psz, kTN);
+    if (row != nullptr && (lt == 0 || (j & (psz - 1)) == 0)) {
+        mbar_arrive_tx(bar, 9 * box_rows * 128);
+#pragma unroll
+        for (int b = 0; b < 9; ++b) tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
+    } else {
+        mbar_arrive(bar);
+    }
+}
+
+// Zeroes half h (64-column blocks 4 h .. 4 h + 3, the V columns) of token lt's row in a landed bf16
+// tile: what P.V reads of a masked key (issue_tma_token returned false for it).
+__device__ __forceinline__ void zero_v_half(char* tile, int lt, int h) {
+#pragma unroll
+    for (int b = 0; b < 4; ++b) {
+        uint4* d = reinterpret_cast<uint4*>(tile + (4 * h + b) * kBlk + lt * 128);
+#pragma unroll
+        for (int c = 0; c < 8; ++c) d[c] = make_uint4(0, 0, 0, 0);
+    }
+}
+
 // Zeroes this thread's quarter of token lt's row in a landed bf16 tile (a token flagged 0 by
 // issue_tile_tma whose row the boxes filled with whatever the page holds past the work's end, or
 // that no box filled): masked keys must hold finite values, since P.V multiplies them by p = 0.

@@ -1,0 +1,261 @@
+// decode_qm_tma.cuh - the qm kernel's body for bf16 Q and KV loaded by TMA (64-row tiles: 64 and 128
+// heads), with the two warpgroups decoupled. decode_qm.cuh's body runs both warpgroups in lock
+// step (two CTA barriers per tile): warpgroup 1 idles through warpgroup 0's S MMAs and softmax,
+// and warpgroup 0's next S waits for warpgroup 1's P.V. Here, per 64-token tile t (ring slot
+// t % 2):
+//   warpgroup 0:  waits for S(t); softmax; P(t) (bf16, fragment order) into the tile's rope block
+//                 (columns 512..575, read by S(t) only, so dead once S(t) is done: 8 KB, exactly
+//                 P's size) and alpha(t) into a 2-deep buffer; arrives on barrier PREADY;
+//                 O_0 = alpha O_0 + P . V[:, 0..255] (4 x m64n256k16, A = P from registers);
+//                 when it is done, arrives on barrier EMPTY (its share of slot t is free) and
+//                 issues S(t+1) = Q . K(t+1)^T (36 x m64n64k16) as soon as tile t+1 lands;
+//   warpgroup 1:  syncs on PREADY; O_1 = alpha O_1 + P . V[:, 256..511]; syncs on EMPTY and issues
+//                 tile t + 2's TMA boxes into slot t (2 threads per token, page looked up a tile
+//                 ahead).
+// So warpgroup 1's P.V runs beside warpgroup 0's P.V and next S instead of after them, and
+// there is no CTA-wide barrier inside a work. PREADY and EMPTY are named barriers (bar.arrive
+// by warpgroup 0, bar.sync by warpgroup 1), one pair per slot parity: a barrier id is reused two
+// tiles later only after the other side has passed it (tile t + 2 is loaded only after EMPTY(t),
+// which warpgroup 1 passes after PREADY(t)). Masked keys (past the work's end, bad pages) are
+// zeroed in their V columns by warpgroup 0 before any P.V reads them. Loads of Q (cp.async),
+// output and LSE writes, softmax and the MMA wrappers are decode_qm.cuh's; measurements:
+// docs/performance.md (session 8).
+#pragma once
+#include "decode/kv_load.cuh"
+#include "decode/qm_mma.cuh"
+#include "decode/wg_tile.cuh"
+
+namespace mla_wg {
+
+struct CfgQMT {
+    static constexpr int OFF_Q = 0;                     // Q, 64 rows bf16, swizzled
+    static constexpr int OFF_KV = 64 * 1152;            // ring of 2 bf16 tiles; P in block 8 of each
+    static constexpr int OFF_AL = OFF_KV + 2 * kTile;   // alpha [2][64]
+    static constexpr int OFF_LX = OFF_AL + 2 * 64 * 4;  // l exchange [2][128][2]
+    static constexpr int OFF_TOK = OFF_LX + 2 * 128 * 2 * 4;  // token flags [2][64]
+    static constexpr int OFF_BAR = OFF_TOK + 2 * kTN * 4;     // mbarriers [2]
+    static constexpr int SMEM = OFF_BAR + 2 * 8;
+    static_assert(SMEM <= mla_decode_qm_smem_bytes(false), "more than the qm rows' launch_smem");
+    static_assert(64 * kOPitch * 4 <= 2 * kTile, "output staging does not fit the ring");
+    static_assert(OFF_KV % 1024 == 0 && OFF_BAR % 8 == 0, "swizzle atoms, mbarriers");
+};
+
+__device__ __forceinline__ void bar_arrive(int id, int n) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+// named barriers of this body (0 is __syncthreads): PREADY + parity, EMPTY + parity, warpgroup 0
+constexpr int kBarPReady = 1, kBarEmpty = 3, kBarWg0 = 5;
+
+template <int M>
+__device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, char* smem) {
+    using C = CfgQMT;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
+    const int wt = tid & 127;
+    if (!launch_ok(p, smem, C::SMEM)) return;
+    const uint32_t sbase = smem_u32(smem);
+    float* alx = reinterpret_cast<float*>(smem + C::OFF_AL);  // alpha [2][64]
+    float* lx = reinterpret_cast<float*>(smem + C::OFF_LX);   // l [wg][128][2]
+    int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);   // [2][64]
+    const uint32_t bar0 = sbase + C::OFF_BAR;
+    if (tid < 2) mbar_init(bar0 + 8 * tid, 64);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    uint32_t phase = 0;  // warpgroup 0: bit s, the parity of slot s's next fill
+
+    const float qsc = p.q_scale ? *p.q_scale : 1.0f;
+    const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
+    const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
+    const int r0 = 16 * wl + (lane >> 2), cq = 2 * (lane & 3);  // rows r0, r0 + 8; columns cq, cq + 1
+    const uint64_t dQ = sw128_desc(sbase + C::OFF_Q, 16, 1024);
+    auto slot = [&](int s) { return C::OFF_KV + s * kTile; };  // byte offset of ring slot s
+
+    const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
+    for (int wi = w_begin; wi < w_end; ++wi) {
+        mla_dec::Work w;
+        if (!mla_dec::load_work(p, wi, M, w)) continue;
+        const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
+
+        fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
+        __syncthreads();      // the previous work's epilogue is done with shared memory (and mbarrier init)
+        PagePrefetch pf;      // warpgroup 1: the page of the tile it issues next
+        if (wg == 1) {
+            PagePrefetch pg0, pg1;
+            pg0.fetch(p, w, 0, n_tiles, wt >> 1, (wt & 1) == 0);
+            pg1.fetch(p, w, 1, n_tiles, wt >> 1, (wt & 1) == 0);
+            issue_tile_tma_wg(p, w, 0, n_tiles, sbase + slot(0), tokok, bar0, pg0, wt);
+            issue_tile_tma_wg(p, w, 1, n_tiles, sbase + slot(1), tokok + kTN, bar0 + 8, pg1, wt);
+            pf.fetch(p, w, 2, n_tiles, wt >> 1, (wt & 1) == 0);
+        }
+        load_q<64, false>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
+        cp_wait<0>();
+        fence_proxy_async();  // Q (cp.async) -> the MMAs' async proxy
+        __syncthreads();
+
+        float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
+        int lim[2];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) lim[i] = mla_dec::row_limit(p, w, r0 + 8 * i);
+        float o[128];
+#pragma unroll
+        for (int e = 0; e < 128; ++e) o[e] = 0.f;
+        uint32_t a[4][4];  // P(t) as the A fragments of the tile's 4 k-blocks (16 tokens each)
+
+        if (wg == 0) {
+            float sacc[32];
+            auto issue_s = [&](int tile) {  // wait for the tile, then S = Q . K^T, one commit group
+                const int s = tile & 1;
+                mbar_wait(bar0 + 8 * s, (phase >> s) & 1);
+                phase ^= 1u << s;
+                const uint64_t dK = sw128_desc(sbase + slot(s), 16, 1024);
+                reg_fence(sacc);
+                wg_fence();
+#pragma unroll
+                for (int kk = 0; kk < kD / 16; ++kk) {
+                    const uint64_t koff = uint64_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
+                    wgmma_n64_ss(sacc, dQ + koff, dK + koff, kk > 0);
+                }
+                wg_commit();
+            };
+            if (n_tiles > 0) issue_s(0);
+            for (int tile = 0; tile < n_tiles; ++tile) {
+                const int s = tile & 1;
+                wg_wait0();  // S(tile) (and this warpgroup's P.V of the tile before)
+                reg_fence(sacc);
+                // sacc[e]: row r0 + 8 ((e >> 1) & 1), token 8 (e >> 2) + cq + (e & 1) of the tile
+                const int jt0 = w.tok_begin + tile * kTN;
+                const int* tk = tokok + s * kTN;
+                float mx[2] = {-INFINITY, -INFINITY};
+                bool masked = false;  // a key of this tile is flagged (its V row must be zeroed)
+#pragma unroll
+                for (int e = 0; e < 32; ++e) {
+                    const int ri = (e >> 1) & 1, jj = 8 * (e >> 2) + cq + (e & 1);
+                    masked |= tk[jj] == 0;
+                    sacc[e] = (tk[jj] != 0 && jt0 + jj <= lim[ri]) ? sacc[e] * sl2 : -INFINITY;
+                    mx[ri] = fmaxf(mx[ri], sacc[e]);
+                }
+                float mn[2], alpha[2];
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
+                    mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
+                    mn[i] = fmaxf(m_run[i], mx[i]);
+                    alpha[i] = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - mn[i]);
+                    m_run[i] = mn[i];
+                    l_run[i] *= alpha[i];
+                }
+#pragma unroll
+                for (int e = 0; e < 32; e += 2) {
+                    const int ri = (e >> 1) & 1;
+                    const float pa = mn[ri] == -INFINITY ? 0.f : ex2(sacc[e] - mn[ri]);
+                    const float pb = mn[ri] == -INFINITY ? 0.f : ex2(sacc[e + 1] - mn[ri]);
+                    l_run[ri] += pa + pb;
+                    a[e >> 3][(e >> 1) & 3] = mla_dec::pack_bf16(pa, pb);
+                }
+                char* tile_p = smem + slot(s);
+                uint4* pex = reinterpret_cast<uint4*>(tile_p + 8 * kBlk);  // the rope block: [kb][128]
+#pragma unroll
+                for (int kb = 0; kb < 4; ++kb) pex[kb * 128 + wt] = make_uint4(a[kb][0], a[kb][1], a[kb][2], a[kb][3]);
+                if ((lane & 3) == 0) {
+                    alx[s * 64 + r0] = alpha[0];
+                    alx[s * 64 + r0 + 8] = alpha[1];
+                }
+                // every warp sees all 64 flags (a quad covers the tile's tokens), so this branch
+                // is uniform over the warpgroup
+                if (__any_sync(0xffffffffu, masked)) {
+                    if (tk[wt >> 1] == 0) zero_v_half(tile_p, wt >> 1, wt & 1);
+                    fence_proxy_async();  // zeroed rows -> this warpgroup's P.V (async proxy)
+                    bar_sync(kBarWg0, 128);
+                }
+                fence_proxy_async();  // P and zeroed rows before the TMA that refills the slot
+                bar_arrive(kBarPReady + s, 256);
+
+#pragma unroll
+                for (int e = 0; e < 128; ++e) o[e] *= alpha[(e >> 1) & 1];
+                const uint64_t dV = sw128_desc(sbase + slot(s), kVLbo, kVSbo);
+                reg_fence(o);
+#pragma unroll
+                for (int kb = 0; kb < 4; ++kb)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[kb][i])::"memory");
+                wg_fence();
+#pragma unroll
+                for (int kb = 0; kb < 4; ++kb) wgmma_n256_rs(o, a[kb], dV + uint64_t((kb * 2048) >> 4));
+                wg_commit();
+                wg_wait0();  // this tile's P.V done: the slot is free on this side at once
+                reg_fence(o);
+                if (tile + 2 < n_tiles) bar_arrive(kBarEmpty + s, 256);
+                if (tile + 1 < n_tiles) issue_s(tile + 1);
+            }
+        } else {
+            for (int tile = 0; tile < n_tiles; ++tile) {
+                const int s = tile & 1;
+                bar_sync(kBarPReady + s, 256);  // P(tile), alpha(tile), zeroed rows
+                const uint4* pex = reinterpret_cast<const uint4*>(smem + slot(s) + 8 * kBlk);
+#pragma unroll
+                for (int kb = 0; kb < 4; ++kb) {
+                    const uint4 v = pex[kb * 128 + wt];
+                    a[kb][0] = v.x;
+                    a[kb][1] = v.y;
+                    a[kb][2] = v.z;
+                    a[kb][3] = v.w;
+                }
+                const float al0 = alx[s * 64 + r0], al1 = alx[s * 64 + r0 + 8];
+#pragma unroll
+                for (int e = 0; e < 128; ++e) o[e] *= ((e >> 1) & 1) ? al1 : al0;
+                const uint64_t dV = sw128_desc(sbase + slot(s) + 4 * kBlk, kVLbo, kVSbo);
+                reg_fence(o);
+#pragma unroll
+                for (int kb = 0; kb < 4; ++kb)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[kb][i])::"memory");
+                wg_fence();
+#pragma unroll
+                for (int kb = 0; kb < 4; ++kb) wgmma_n256_rs(o, a[kb], dV + uint64_t((kb * 2048) >> 4));
+                wg_commit();
+                wg_wait0();
+                reg_fence(o);
+                if (tile + 2 < n_tiles) {
+                    fence_proxy_async();  // this thread's reads of the slot before the TMA writes
+                    bar_sync(kBarEmpty + s, 256);  // warpgroup 0's P.V of the tile is done too
+                    issue_tile_tma_wg(p, w, tile + 2, n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pf, wt);
+                    pf.fetch(p, w, tile + 3, n_tiles, wt >> 1, (wt & 1) == 0);
+                }
+            }
+        }
+
+        // ---- epilogue: o = O / l * kv_scale (0 if no key), lse = (m + log2 l) ln 2 ----
+        // l lives in warpgroup 0 (warpgroup 1's l_run stays 0); both add the two exchanged sums.
+        float lt[2];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            lt[i] = l_run[i] + __shfl_xor_sync(0xffffffffu, l_run[i], 1);
+            lt[i] += __shfl_xor_sync(0xffffffffu, lt[i], 2);
+        }
+        *reinterpret_cast<float2*>(lx + (wg * 128 + wt) * 2) = make_float2(lt[0], lt[1]);
+        __syncthreads();  // every MMA and TMA load done; the ring is free; the sums exchanged
+        {
+            const float2 ol = *reinterpret_cast<const float2*>(lx + ((wg ^ 1) * 128 + wt) * 2);
+            lt[0] += ol.x;
+            lt[1] += ol.y;
+        }
+        float* obuf = reinterpret_cast<float*>(smem + C::OFF_KV);  // [64][kOPitch]
+#pragma unroll
+        for (int e = 0; e < 128; e += 2) {
+            const int ri = (e >> 1) & 1;
+            const float inv = lt[ri] > 0.f ? kvsc / lt[ri] : 0.f;
+            const int row = r0 + 8 * ri, col = 256 * wg + 8 * (e >> 2) + cq;
+            *reinterpret_cast<float2*>(obuf + row * kOPitch + col) = make_float2(o[e] * inv, o[e + 1] * inv);
+        }
+        if (wg == 0 && (lane & 3) == 0) {
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                const int row = r0 + 8 * i;
+                if (row < w.nrows)
+                    store_lse(p, w, row, lt[i] > 0.f ? (m_run[i] + __log2f(lt[i])) * kLn2 : -INFINITY);
+            }
+        }
+        __syncthreads();  // staged output visible
+        store_rows(p, w, obuf, tid);
+    }
+}
+
+}  // namespace mla_wg
