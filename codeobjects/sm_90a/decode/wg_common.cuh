@@ -11,6 +11,11 @@
 #ifndef MLA_WG_ABLATE
 #define MLA_WG_ABLATE 0
 #endif
+// Tiles the transposed kernels' TMA path asks the L2 to prefetch beyond the one they issue into
+// the ring (0: none), so that a slot's TMA reads from L2 (docs/performance.md, session 8).
+#ifndef MLA_WG_L2PF
+#define MLA_WG_L2PF 0
+#endif
 
 namespace mla_wg {
 
@@ -58,6 +63,7 @@ __device__ __forceinline__ void bar_sync(int id, int n) {
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_wait1() { asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); }
 template <int R>
 __device__ __forceinline__ void reg_fence(float (&d)[R]) {
 #pragma unroll
