@@ -27,19 +27,9 @@
 
 // Measurement hooks (docs/performance.md, session 8): -DMLA_QMT_ABLATE=1 skips every MMA (loads,
 // softmax on stale values, barriers), 2 skips the KV loads (MMAs on stale shared memory), 4 skips
-// the S MMAs only. -DMLA_QMT_S_EARLY=1 issues S(t+1) right behind warpgroup 0's P.V(t) and waits
-// for the P.V alone (wait_group 1) before arriving on EMPTY. Results are then wrong (ablations);
-// the shipped cubins are built with 0.
+// the S MMAs only. Results are then wrong; the shipped cubins are built with 0.
 #ifndef MLA_QMT_ABLATE
 #define MLA_QMT_ABLATE 0
-#endif
-#ifndef MLA_QMT_S_EARLY
-#define MLA_QMT_S_EARLY 0
-#endif
-// Tiles warpgroup 1 asks the L2 to prefetch beyond the two in the ring (0, 1 or 2): tile t + 2 + d
-// is prefetched when tile t + 2 is issued, so the TMA that fills a freed slot reads from L2.
-#ifndef MLA_QMT_L2PF
-#define MLA_QMT_L2PF 0
 #endif
 
 namespace mla_wg {
@@ -93,23 +83,16 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
 
         fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
         __syncthreads();      // the previous work's epilogue is done with shared memory (and mbarrier init)
-        // warpgroup 1: pq[i] is the page of tile t + 2 + i at the loop's tile t (pq[0] the next
-        // TMA, pq[1 ..] the L2 prefetches), looked up a tile before it is used
-        constexpr int NPF = 1 + MLA_QMT_L2PF;
-        PagePrefetch pq[NPF + 1];
-        const bool lt_issuer = (wt & 1) == 0;
+        PagePrefetch pf;  // warpgroup 1: the page of the tile it issues next
         if (wg == 1) {
             PagePrefetch pg0, pg1;
-            pg0.fetch(p, w, 0, n_tiles, wt >> 1, lt_issuer);
-            pg1.fetch(p, w, 1, n_tiles, wt >> 1, lt_issuer);
-#pragma unroll
-            for (int i = 0; i <= NPF; ++i) pq[i].fetch(p, w, 2 + i, n_tiles, wt >> 1, lt_issuer);
+            pg0.fetch(p, w, 0, n_tiles, wt >> 1, (wt & 1) == 0);
+            pg1.fetch(p, w, 1, n_tiles, wt >> 1, (wt & 1) == 0);
             if (!(MLA_QMT_ABLATE & 2)) {
                 issue_tile_tma_wg(p, w, 0, n_tiles, sbase + slot(0), tokok, bar0, pg0, wt);
                 issue_tile_tma_wg(p, w, 1, n_tiles, sbase + slot(1), tokok + kTN, bar0 + 8, pg1, wt);
-#pragma unroll
-                for (int i = 0; i < NPF - 1; ++i) prefetch_tile_l2(p, w, 2 + i, n_tiles, pq[i], wt >> 1, lt_issuer);
             }
+            pf.fetch(p, w, 2, n_tiles, wt >> 1, (wt & 1) == 0);
         }
         load_q<64, false>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
         cp_wait<0>();
@@ -207,17 +190,10 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 for (int kb = 0; kb < ((MLA_QMT_ABLATE & 1) ? 0 : 4); ++kb)
                     wgmma_n256_rs(o, a[kb], dV + uint64_t((kb * 2048) >> 4));
                 wg_commit();
-                if (MLA_QMT_S_EARLY && tile + 1 < n_tiles) {
-                    issue_s(tile + 1);
-                    wg_wait1();  // this tile's P.V done; S(tile + 1) may still run
-                    reg_fence(o);
-                    if (tile + 2 < n_tiles) bar_arrive(kBarEmpty + s, 256);
-                } else {
-                    wg_wait0();  // this tile's P.V done: the slot is free on this side at once
-                    reg_fence(o);
-                    if (tile + 2 < n_tiles) bar_arrive(kBarEmpty + s, 256);
-                    if (tile + 1 < n_tiles) issue_s(tile + 1);
-                }
+                wg_wait0();  // this tile's P.V done: the slot is free on this side at once
+                reg_fence(o);
+                if (tile + 2 < n_tiles) bar_arrive(kBarEmpty + s, 256);
+                if (tile + 1 < n_tiles) issue_s(tile + 1);
             }
         } else {
             for (int tile = 0; tile < n_tiles; ++tile) {
@@ -251,14 +227,9 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 if (tile + 2 < n_tiles) {
                     fence_proxy_async();  // this thread's reads of the slot before the TMA writes
                     bar_sync(kBarEmpty + s, 256);  // warpgroup 0's P.V of the tile is done too
-                    if (!(MLA_QMT_ABLATE & 2)) {
-                        issue_tile_tma_wg(p, w, tile + 2, n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s,
-                                          pq[0], wt);
-                        if (NPF > 1) prefetch_tile_l2(p, w, tile + 1 + NPF, n_tiles, pq[NPF - 1], wt >> 1, lt_issuer);
-                    }
-#pragma unroll
-                    for (int i = 0; i < NPF; ++i) pq[i] = pq[i + 1];
-                    pq[NPF].fetch(p, w, tile + 3 + NPF, n_tiles, wt >> 1, lt_issuer);
+                    if (!(MLA_QMT_ABLATE & 2))
+                        issue_tile_tma_wg(p, w, tile + 2, n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pf, wt);
+                    pf.fetch(p, w, tile + 3, n_tiles, wt >> 1, (wt & 1) == 0);
                 }
             }
         }

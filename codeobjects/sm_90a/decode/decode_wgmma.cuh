@@ -78,19 +78,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         // the page of the tile the loop issues next, looked up one tile ahead
         PagePrefetch pf;
         pf.fetch(p, w, C::STAGES - 1, n_tiles, tid >> 2, (tid & 3) == 0);
-        // TMA: tiles asked of the L2 MLA_WG_L2PF beyond the one issued (pl: the page of the next)
-        PagePrefetch pl;
-        if constexpr (MLA_WG_L2PF > 0) {
-            if (tma) {
-#pragma unroll
-                for (int d = 0; d < MLA_WG_L2PF; ++d) {
-                    PagePrefetch pg;
-                    pg.fetch(p, w, C::STAGES - 1 + d, n_tiles, tid >> 2, (tid & 3) == 0);
-                    prefetch_tile_l2(p, w, C::STAGES - 1 + d, n_tiles, pg, tid >> 2, (tid & 3) == 0);
-                }
-                pl.fetch(p, w, C::STAGES - 1 + MLA_WG_L2PF, n_tiles, tid >> 2, (tid & 3) == 0);
-            }
-        }
 
         // ---- per-thread state of the MMA warpgroups: columns (query rows) 8 j + 2 (lane & 3) + e ----
         float m_run[NI], l_run[NI], o[8][NR];
@@ -103,12 +90,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         auto issue_ahead = [&](int tile) {  // tile's copies with pf's page; then the next tile's page
             issue_pf(tile, pf);
             pf.fetch(p, w, tile + 1, n_tiles, tid >> 2, (tid & 3) == 0);
-            if constexpr (MLA_WG_L2PF > 0) {
-                if (tma) {
-                    prefetch_tile_l2(p, w, tile + MLA_WG_L2PF, n_tiles, pl, tid >> 2, (tid & 3) == 0);
-                    pl.fetch(p, w, tile + MLA_WG_L2PF + 1, n_tiles, tid >> 2, (tid & 3) == 0);
-                }
-            }
         };
         for (int tile = 0; tile < n_tiles; ++tile) {
             const int stage = tile % C::STAGES;

@@ -232,29 +232,6 @@ __device__ __forceinline__ void issue_tile_tma_wg(const mla_decode_params& p, co
     }
 }
 
-// L2 prefetch of one box of a 3-D TMA tensor map (no shared memory, no barrier).
-__device__ __forceinline__ void tma_prefetch_l2_3d(const void* tmap, int c0, int c1, int c2) {
-    asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global [%0, {%1, %2, %3}];\n" ::"l"(
-                     reinterpret_cast<uint64_t>(tmap)),
-                 "r"(c0), "r"(c1), "r"(c2)
-                 : "memory");
-}
-
-// L2 prefetch of bf16 tile `tile` of work w (pf: its page, looked up by the thread of token lt):
-// the thread of the first token of each page run asks for the run's 9 boxes, so that the TMA
-// that later copies the tile into a ring slot reads it from L2. Tokens past the work's end and
-// bad pages ask for nothing; the last box of a work may reach past its end (rows of the same
-// page, inside the tensor map). Returns at once for a tile past n_tiles or a token with
-// `issuer` false.
-__device__ __forceinline__ void prefetch_tile_l2(const mla_decode_params& p, const mla_dec::Work& w, int tile,
-                                                 int n_tiles, const PagePrefetch& pf, int lt, bool issuer) {
-    if (!issuer || tile >= n_tiles) return;
-    const int j = w.tok_begin + tile * kTN + lt, psz = 1 << p.page_size_log2;
-    if (j >= w.tok_end || pf.page < 0 || pf.page >= p.num_pages || (lt != 0 && (j & (psz - 1)) != 0)) return;
-#pragma unroll
-    for (int b = 0; b < 9; ++b) tma_prefetch_l2_3d(p.kv_tmap, 64 * b, j & (psz - 1), pf.page);
-}
-
 // Zeroes half h (64-column blocks 4 h .. 4 h + 3, the V columns) of token lt's row in a landed bf16
 // tile: what P.V reads of a masked key (issue_tma_token returned false for it).
 __device__ __forceinline__ void zero_v_half(char* tile, int lt, int h) {

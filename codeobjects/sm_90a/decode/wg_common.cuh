@@ -11,11 +11,6 @@
 #ifndef MLA_WG_ABLATE
 #define MLA_WG_ABLATE 0
 #endif
-// Tiles the transposed kernels' TMA path asks the L2 to prefetch beyond the one they issue into
-// the ring (0: none), so that a slot's TMA reads from L2 (docs/performance.md, session 8).
-#ifndef MLA_WG_L2PF
-#define MLA_WG_L2PF 0
-#endif
 
 namespace mla_wg {
 
