@@ -15,7 +15,9 @@
 // of 2 tiles) of the next tile are issued in three parts: warpgroup 1 right after the tile
 // barrier, warpgroup 0 one part there and two around its S MMAs and softmax, so neither stalls
 // long on the load queue. fp8 KV lands as raw rows and is widened to bf16 by all threads; fp8 Q
-// is widened when staged. Loads, Q staging, widening and output writes: decode_wgmma.cuh.
+// is widened when staged. Loads, Q staging, widening and output writes: decode_wgmma.cuh. bf16 Q
+// and KV with a tensor map of the cache run decode_qm_tma.cuh's body instead (decode_qm_dispatch,
+// below): the same MMAs with decoupled warpgroups and TMA loads. The wgmma wrappers: qm_mma.cuh.
 #pragma once
 #include "decode/decode_qm_tma.cuh"  // the TMA body; qm_mma.cuh
 #include "decode/decode_wgmma.cuh"
