@@ -26,7 +26,7 @@ struct mla_context {
     // Fast paths of the launch calls (mla_decode_fwd runs per decode step):
     std::unordered_map<const mla::reg::Row*, mla::rt::Function> row_functions;  // rows of `tables`
     // caller-packed key -> row and its integer launch values: launch_threads, launch_smem (-1
-    // where the row has none), launch_units_per_cta, launch_pdl (mla_reduce; kAbsent where the
+    // where the row has none), launch_units_per_cta, launch_pdl (mla_decode, mla_reduce; kAbsent where the
     // row has none, so that a negative value in the table still reaches the launch's checks),
     // launch_kv_tma (mla_decode; kAbsent likewise)
     struct LaunchRow {

@@ -1,7 +1,7 @@
 // decode_fwd.cpp - mla_decode_fwd (mla_c_api.h, DECODE section): validate everything
 // (decode_check.cpp), resolve both kernels (so that a missing code object fails before anything
 // runs), then launch the persistent decode kernel and, when the plan can split, the reducer, in
-// stream order (as a programmatic dependent launch where its table row says launch_pdl 1).
+// stream order (each as a programmatic dependent launch where its table row says launch_pdl 1).
 // Allocates nothing, never synchronises (CUDA-graph capturable).
 #include "common/error.h"
 #include "context/struct_io.h"
@@ -24,7 +24,7 @@ MLA_API mla_status mla_decode_fwd(mla_context* ctx, const mla_decode_args* args,
         mla::rt::Dim3 grid, block;
         grid.x = d.grid;
         block.x = d.threads;
-        ctx->runtime->launch(fdec, grid, block, d.smem, stream, &d.decode, sizeof d.decode);
+        ctx->runtime->launch_as(d.decode_programmatic, fdec, grid, block, d.smem, stream, &d.decode, sizeof d.decode);
         if (fred && d.reduce_grid > 0) {
             mla::rt::Dim3 rgrid, rblock;
             rgrid.x = d.reduce_grid;

@@ -23,6 +23,7 @@ struct DecodeLaunch {
     unsigned reduce_grid = 0;   // planned tiles (grid x)
     unsigned reduce_grid_y = 1; // CTAs per tile (grid y): M rows x 4 column quarters / units_per_cta
     unsigned reduce_threads = 0;
+    bool decode_programmatic = false;  // mla_decode.csv launch_pdl: programmatic dependent launch
     bool reduce_programmatic = false;  // mla_reduce.csv launch_pdl: programmatic dependent launch
     int row_tile = 0;           // M
     int kernel_heads = 0;

@@ -79,10 +79,10 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
         CHECK(rr->grid[1] == (spread ? 64u : 16u));  // 16 rows x 4 column quarters / units per CTA
         CHECK(rr->block[0] == (spread ? 512u : 128u));
         CHECK(rr->shared == 0);
-        // mla_reduce.csv launch_pdl 1: cuLaunchKernelEx, programmatic stream serialization; the
-        // decode kernel itself is a plain launch
+        // mla_reduce.csv and mla_decode.csv launch_pdl 1: both kernels by cuLaunchKernelEx with
+        // programmatic stream serialization
         CHECK(rr->programmatic == 1);
-        CHECK(fake_rt_launch(0)->programmatic == 0);
+        CHECK(fake_rt_launch(0)->programmatic == 1);
         // a driver that refuses the attribute gets the plain launch, with the same params
         fake_rt_fail("cuLaunchKernelEx", 801);  // CUDA_ERROR_NOT_SUPPORTED
         const mla_status st2 = mla_decode_fwd(ctx, &c.a, nullptr);
@@ -90,10 +90,11 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
         INFO(mla_last_error());
         REQUIRE(st2 == MLA_SUCCESS);
         REQUIRE(fake_rt_launch_count() == 4);
+        CHECK(fake_rt_launch(2)->programmatic == 0);
         CHECK(fake_rt_launch(3)->programmatic == 0);
         CHECK(std::string(fake_rt_launch(3)->symbol) == rr->symbol);
         CHECK(std::memcmp(fake_rt_launch(3)->args, rr->args, rr->args_bytes) == 0);
-        CHECK(fake_rt_call_count("cuLaunchKernelEx") == 2);  // the accepted one and the refused one
+        CHECK(fake_rt_call_count("cuLaunchKernelEx") == 4);  // two accepted, two refused
         REQUIRE(rr->args_bytes == sizeof(mla_reduce_params));
         mla_reduce_params rp;
         std::memcpy(&rp, rr->args, sizeof rp);
@@ -723,13 +724,22 @@ TEST_CASE("decode launch: fp8 needs its scales", "[decode]") {
 }
 
 TEST_CASE("decode launch: a runtime launch failure is MLA_ERROR_LAUNCH", "[decode]") {
-    mla_context* ctx = make_ctx();
-    Call c(2, 16, 1, 64, 200);
-    fake_rt_fail("cuLaunchKernel", 719);
-    const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
-    CHECK(st == MLA_ERROR_LAUNCH);
-    fake_rt_fail("cuLaunchKernel", 0);
-    mla_context_destroy(ctx);
+    // the shipped rows launch the decode programmatically (cuLaunchKernelEx); a plain launch
+    // (cuLaunchKernel) is what a row with launch_pdl 0 or a driver without the attribute takes
+    for (const char* entry : {"cuLaunchKernelEx", "cuLaunchKernel"}) {
+        INFO(entry);
+        fake_rt_reset();
+        mla_context* ctx = make_ctx();
+        Call c(2, 16, 1, 64, 200);
+        fake_rt_fail(entry, 719);  // CUDA_ERROR_LAUNCH_FAILED
+        if (std::string(entry) == "cuLaunchKernel") fake_rt_fail("cuLaunchKernelEx", 801);  // NOT_SUPPORTED
+        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        CHECK(st == MLA_ERROR_LAUNCH);
+        CHECK(std::string(mla_last_error()).find(entry) != std::string::npos);
+        fake_rt_fail("cuLaunchKernel", 0);
+        fake_rt_fail("cuLaunchKernelEx", 0);
+        mla_context_destroy(ctx);
+    }
 }
 
 TEST_CASE("decode table: every row's launch values match the kernel build", "[decode]") {
@@ -738,13 +748,14 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
     std::string header;
     std::getline(in, header);
     CHECK(header ==
-          "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name,launch_kv_tma");
+          "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name,launch_kv_tma,"
+          "launch_pdl");
     int rows = 0;
     std::map<std::string, std::string> plain, cprr;  // key without cprr -> launch columns
     for (const std::vector<std::string>& f : decode_rows()) {
         std::string line = f[0];
         for (size_t i = 1; i < f.size(); ++i) line += "," + f[i];
-        REQUIRE(f.size() == 14);
+        REQUIRE(f.size() == 15);
         const int m = std::stoi(f[2]);
         const bool kv8 = f[1] == "fp8";
         INFO(line);
@@ -765,6 +776,8 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         CHECK(f[12] == fam + f[0] + "_" + f[1] + ".cubin");
         // TMA loads of bf16 KV tiles: the bf16-KV wgmma kernels (wg 16 / 32 rows, qm 64) use them
         CHECK(f[13] == (f[0] == "bf16" && f[1] == "bf16" && f[11].rfind("mla_decode_ra_", 0) != 0 ? "1" : "0"));
+        // every decode kernel starts with griddepcontrol.wait: launched as a programmatic dependent launch
+        CHECK(f[14] == "1");
         // cprr (round-robin context parallel) rows: causal only, the same kernel and launch
         // values as the cprr = 0 row of the key (the kernel reads cp_world_size at run time)
         CHECK((f[8] == "0" || f[8] == "1"));
@@ -772,7 +785,7 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         std::string key = f[0];
         for (int i : {1, 2, 3, 4, 5, 6, 7}) key += "," + f[i];
         std::string rest = f[9];
-        for (int i : {10, 11, 12, 13}) rest += "," + f[i];
+        for (int i : {10, 11, 12, 13, 14}) rest += "," + f[i];
         (f[8] == "1" ? cprr : plain)[key] = rest;
         ++rows;
     }
@@ -875,6 +888,45 @@ TEST_CASE("decode launch: the reducer row's launch_pdl and launch_units_per_cta"
             CHECK(fake_rt_call_count(k.programmatic ? "cuLaunchKernelEx" : "cuLaunchKernel") >= 1);
         } else {
             CHECK(std::string(mla_last_error()).find(k.msg) != std::string::npos);
+            CHECK(fake_rt_launch_count() == 0);
+        }
+        mla_context_destroy(ctx);
+    }
+}
+
+// mla_decode.csv's launch_pdl decides the decode launch: 1 a programmatic dependent launch
+// (cuLaunchKernelEx; every decode kernel starts with griddepcontrol.wait), 0 or no such column a
+// plain one; any other value is a table error and nothing is launched.
+TEST_CASE("decode launch: the decode row's launch_pdl", "[decode]") {
+    struct K {
+        const char* pdl;  // the column's value; nullptr: no launch_pdl column
+        mla_status st;
+        int programmatic;
+    };
+    const K ks[] = {{"1", MLA_SUCCESS, 1}, {"0", MLA_SUCCESS, 0}, {nullptr, MLA_SUCCESS, 0}, {"2", MLA_ERROR_TABLE, 0},
+                    {"-1", MLA_ERROR_TABLE, 0}};
+    for (const K& k : ks) {
+        INFO((k.pdl ? k.pdl : "(no column)"));
+        fake_rt_reset();
+        const std::string head = "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,"
+                                 "co_name,launch_kv_tma";
+        const std::string row = "bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,"
+                                "mla_decode_wg_bf16_bf16.cubin,0";
+        const std::string root = fake_root::sm90_decode_root(
+            tables_src(), k.pdl ? head + ",launch_pdl\n" + row + "," + k.pdl + "\n" : head + "\n" + row + "\n");
+        REQUIRE(!root.empty());
+        mla_context* ctx = fake_test::fake_context(root);
+        Call c(3, 16, 1, 64, 700);
+        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        INFO(mla_last_error());
+        CHECK(st == k.st);
+        if (k.st == MLA_SUCCESS) {
+            REQUIRE(fake_rt_launch_count() >= 1);
+            CHECK(std::string(fake_rt_launch(0)->symbol) == "mla_decode_wg_bf16_bf16_m16");
+            CHECK(fake_rt_launch(0)->programmatic == k.programmatic);
+        } else {
+            CHECK(std::string(mla_last_error()).find(std::string("launch_pdl must be 0 or 1, got ") + k.pdl) !=
+                  std::string::npos);
             CHECK(fake_rt_launch_count() == 0);
         }
         mla_context_destroy(ctx);
