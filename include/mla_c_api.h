@@ -832,8 +832,11 @@ typedef struct mla_decode_args {
 /* Runs decode on `stream` (CUstream / hipStream_t; NULL = default stream): the decode kernel of
  * table mla_decode (key: dtypes, row tile M, causal, lse, cprr = (cp_world_size > 1)) with
  * num_clusters CTAs, then, when the plan can split (partial_rows > 0), the reducer of table
- * mla_reduce (key: spread, a few long-split tiles or many; launched as a programmatic dependent
- * launch where its row says launch_pdl 1, so it starts as the decode's CTAs exit). sm_90a only.
+ * mla_reduce (key: spread, a few long-split tiles or many). Each is launched as a programmatic
+ * dependent launch where its row says launch_pdl 1 (every shipped row): its CTAs may become
+ * resident while the kernel ahead of it in the stream finishes, and wait for that kernel's
+ * completion (griddepcontrol.wait) before they read anything; the reducer so starts as the
+ * decode's CTAs exit. A driver that refuses the attribute gets a plain launch. sm_90a only.
  * out_dtype (bf16 or fp32) is a run-time flag of both kernels, not a table key: the same rows
  * and symbols run either. Where the decode row says launch_kv_tma 1 (bf16 Q and KV: 16-, 32-
  * and 64-row tiles) and page_size >= 8, the kernel loads KV tiles by TMA through a tensor map of kv_cache
@@ -857,8 +860,8 @@ typedef struct mla_decode_args {
  * launch_smem disagree with the kernel build, a launch_kv_tma other than 0 / 1 or 1 on a kernel
  * other than mla_decode_wg_bf16_bf16_m16 / _m32 and mla_decode_qm_bf16_bf16_m64 (the ones its
  * TMA loads are verified on), a reducer row that breaks its kernel's launch contract
- * (launch_units_per_cta, launch_threads; reduce_params.h) or a launch_pdl other than 0 / 1.
- * MLA_ERROR_CODE_OBJECT,
+ * (launch_units_per_cta, launch_threads; reduce_params.h) or a launch_pdl other than 0 / 1 on
+ * either row. MLA_ERROR_CODE_OBJECT,
  * MLA_ERROR_LAUNCH from the runtime. Page ids: see error_flag. Not checked (device memory, no
  * synchronisation): the contents of g_kv_indptr and whether each local length equals
  * ceil((G_b - cp_rank) / W); a disagreeing shard gives a wrong mask, but no KV outside the
