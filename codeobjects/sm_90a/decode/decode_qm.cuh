@@ -17,9 +17,9 @@
 // long on the load queue. fp8 KV lands as raw rows and is widened to bf16 by all threads; fp8 Q
 // is widened when staged. Loads, Q staging, widening and output writes: decode_wgmma.cuh. bf16 Q
 // and KV with a tensor map of the cache run decode_qm_tma.cuh's body instead (decode_qm_dispatch,
-// below): the same MMAs with decoupled warpgroups and TMA loads. The wgmma wrappers: qm_mma.cuh.
+// below): the same MMAs with decoupled warpgroups and TMA loads. Pieces both bodies share: qm_common.cuh.
 #pragma once
-#include "decode/decode_qm_tma.cuh"  // the TMA body; qm_mma.cuh
+#include "decode/decode_qm_tma.cuh"  // the TMA body; qm_common.cuh
 #include "decode/decode_wgmma.cuh"
 
 namespace mla_wg {
@@ -126,50 +126,12 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
                 float sacc[32];
 #pragma unroll
                 for (int e = 0; e < 32; ++e) sacc[e] = 0.f;
-                const uint64_t dK = sw128_desc(sbase + kt_off, 16, 1024);
-                reg_fence(sacc);
-                wg_fence();
-#pragma unroll
-                for (int kk = 0; kk < ((MLA_QM_ABLATE & 1) ? 0 : kD / 16); ++kk) {
-                    const uint64_t koff = uint64_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
-                    wgmma_n64_ss(sacc, dQ + koff, dK + koff, kk > 0);
-                }
-                wg_commit();
+                qm_s_mma<!(MLA_QM_ABLATE & 1)>(sacc, dQ, sw128_desc(sbase + kt_off, 16, 1024));
                 if (kSplit) ld.template part<K3, 2 * K3>();  // while the S MMAs run
                 wg_wait0();
                 reg_fence(sacc);
-                // sacc[e]: row r0 + 8 ((e >> 1) & 1), token 8 (e >> 2) + cq + (e & 1) of the tile
-                const int jt0 = w.tok_begin + tile * kTN;
-                const int* tk = tokok + stage * kTN;
-                float mx[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-                for (int e = 0; e < 32; ++e) {
-                    const int ri = (e >> 1) & 1, jj = 8 * (e >> 2) + cq + (e & 1);
-                    sacc[e] = (tk[jj] != 0 && jt0 + jj <= lim[ri]) ? sacc[e] * sl2 : -INFINITY;
-                    mx[ri] = fmaxf(mx[ri], sacc[e]);
-                }
-                float mn[2];
-#pragma unroll
-                for (int i = 0; i < 2; ++i) {
-                    mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
-                    mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
-                    mn[i] = fmaxf(m_run[i], mx[i]);
-                    alpha[i] = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - mn[i]);
-                    m_run[i] = mn[i];
-                    l_run[i] *= alpha[i];
-                }
-                // p = 2^(s - m), 0 while a row has seen no key (no -inf - -inf); k-block kb's A
-                // fragment: {p[8kb], p[8kb+1]}, {p[8kb+2], ..+3}, {p[8kb+4], ..+5}, {p[8kb+6], ..+7}
-#pragma unroll
-                for (int e = 0; e < 32; e += 2) {
-                    const int ri = (e >> 1) & 1;
-                    const float pa = mn[ri] == -INFINITY ? 0.f : ex2(sacc[e] - mn[ri]);
-                    const float pb = mn[ri] == -INFINITY ? 0.f : ex2(sacc[e + 1] - mn[ri]);
-                    l_run[ri] += pa + pb;
-                    a[e >> 3][(e >> 1) & 3] = mla_dec::pack_bf16(pa, pb);
-                }
-#pragma unroll
-                for (int kb = 0; kb < 4; ++kb) pex[kb * 128 + wt] = make_uint4(a[kb][0], a[kb][1], a[kb][2], a[kb][3]);
+                qm_softmax(sacc, tokok + stage * kTN, w.tok_begin + tile * kTN, lim, sl2, cq, m_run, l_run, alpha, a);
+                qm_store_p(pex, a, wt);
                 if ((lane & 3) == 0) {
                     mex[r0] = alpha[0];
                     mex[r0 + 8] = alpha[1];
@@ -179,71 +141,20 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
             }
             __syncthreads();  // (B) P and alpha visible to warpgroup 1
             if (wg == 1) {
-#pragma unroll
-                for (int kb = 0; kb < 4; ++kb) {
-                    const uint4 v = pex[kb * 128 + wt];
-                    a[kb][0] = v.x;
-                    a[kb][1] = v.y;
-                    a[kb][2] = v.z;
-                    a[kb][3] = v.w;
-                }
+                qm_load_p(pex, a, wt);
                 alpha[0] = mex[r0];
                 alpha[1] = mex[r0 + 8];
             }
             if (MLA_QM_ABLATE & 1) continue;
 
             // ---- O_w = O_w * alpha + P . V[:, 256 wg ..] over the tile's 4 k-blocks ----
-#pragma unroll
-            for (int e = 0; e < 128; ++e) o[e] *= alpha[(e >> 1) & 1];
-            const uint64_t dV = sw128_desc(sbase + kt_off + wg * 4 * kBlk, kVLbo, kVSbo);
-            reg_fence(o);
-#pragma unroll
-            for (int kb = 0; kb < 4; ++kb)
-#pragma unroll
-                for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[kb][i])::"memory");
-            wg_fence();
-#pragma unroll
-            for (int kb = 0; kb < 4; ++kb) wgmma_n256_rs(o, a[kb], dV + uint64_t((kb * 2048) >> 4));
-            wg_commit();
-            wg_wait0();
-            reg_fence(o);
+            qm_pv(o, alpha, a, sw128_desc(sbase + kt_off + wg * 4 * kBlk, kVLbo, kVSbo));
         }
         cp_wait<0>();
 
-        // ---- epilogue: o = O / l * kv_scale (0 if no key), lse = (m + log2 l) ln 2 ----
-        // l lives in warpgroup 0 (warpgroup 1's l_run stays 0); both add the two exchanged sums.
-        float lt[2];
-#pragma unroll
-        for (int i = 0; i < 2; ++i) {
-            lt[i] = l_run[i] + __shfl_xor_sync(0xffffffffu, l_run[i], 1);
-            lt[i] += __shfl_xor_sync(0xffffffffu, lt[i], 2);
-        }
-        __syncthreads();  // every MMA done; the exchange buffers and the ring are free
-        *reinterpret_cast<float2*>(mex + (wg * 128 + wt) * 2) = make_float2(lt[0], lt[1]);
-        __syncthreads();
-        {
-            const float2 ol = *reinterpret_cast<const float2*>(mex + ((wg ^ 1) * 128 + wt) * 2);
-            lt[0] += ol.x;
-            lt[1] += ol.y;
-        }
-        float* obuf = reinterpret_cast<float*>(smem + C::OFF_KV);  // [64][kOPitch]
-#pragma unroll
-        for (int e = 0; e < 128; e += 2) {
-            const int ri = (e >> 1) & 1;
-            const float inv = lt[ri] > 0.f ? kvsc / lt[ri] : 0.f;
-            const int row = r0 + 8 * ri, col = 256 * wg + 8 * (e >> 2) + cq;
-            *reinterpret_cast<float2*>(obuf + row * kOPitch + col) = make_float2(o[e] * inv, o[e + 1] * inv);
-        }
-        if (wg == 0 && (lane & 3) == 0) {
-#pragma unroll
-            for (int i = 0; i < 2; ++i) {
-                const int row = r0 + 8 * i;
-                if (row < w.nrows)
-                    store_lse(p, w, row, lt[i] > 0.f ? (m_run[i] + __log2f(lt[i])) * kLn2 : -INFINITY);
-            }
-        }
-        __syncthreads();  // staged output visible
-        store_rows(p, w, obuf, tid);
+        // ---- epilogue (qm_common.cuh); the exchange buffers are free after its first barrier ----
+        qm_epilogue<true>(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), mex, o, l_run, m_run, kvsc, tid, wg, wt,
+                          lane, r0, cq);
     }
 }
 

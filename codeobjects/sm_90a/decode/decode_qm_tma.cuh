@@ -22,8 +22,7 @@
 // docs/performance.md (session 8).
 #pragma once
 #include "decode/kv_load.cuh"
-#include "decode/qm_mma.cuh"
-#include "decode/wg_tile.cuh"
+#include "decode/qm_common.cuh"
 
 // Measurement hooks (docs/performance.md, session 8): -DMLA_QMT_ABLATE=1 skips every MMA (loads,
 // softmax on stale values, barriers), 2 skips the KV loads (MMAs on stale shared memory), 4 skips
@@ -114,55 +113,19 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 const int s = tile & 1;
                 if (!(MLA_QMT_ABLATE & 2)) mbar_wait(bar0 + 8 * s, (phase >> s) & 1);
                 phase ^= 1u << s;
-                const uint64_t dK = sw128_desc(sbase + slot(s), 16, 1024);
-                reg_fence(sacc);
-                wg_fence();
-#pragma unroll
-                for (int kk = 0; kk < ((MLA_QMT_ABLATE & 5) ? 0 : kD / 16); ++kk) {
-                    const uint64_t koff = uint64_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
-                    wgmma_n64_ss(sacc, dQ + koff, dK + koff, kk > 0);
-                }
-                wg_commit();
+                qm_s_mma<!(MLA_QMT_ABLATE & 5)>(sacc, dQ, sw128_desc(sbase + slot(s), 16, 1024));
             };
             if (n_tiles > 0) issue_s(0);
             for (int tile = 0; tile < n_tiles; ++tile) {
                 const int s = tile & 1;
                 wg_wait0();  // S(tile) (and this warpgroup's P.V of the tile before)
                 reg_fence(sacc);
-                // sacc[e]: row r0 + 8 ((e >> 1) & 1), token 8 (e >> 2) + cq + (e & 1) of the tile
-                const int jt0 = w.tok_begin + tile * kTN;
+                float alpha[2];
                 const int* tk = tokok + s * kTN;
-                float mx[2] = {-INFINITY, -INFINITY};
-                bool masked = false;  // a key of this tile is flagged (its V row must be zeroed)
-#pragma unroll
-                for (int e = 0; e < 32; ++e) {
-                    const int ri = (e >> 1) & 1, jj = 8 * (e >> 2) + cq + (e & 1);
-                    masked |= tk[jj] == 0;
-                    sacc[e] = (tk[jj] != 0 && jt0 + jj <= lim[ri]) ? sacc[e] * sl2 : -INFINITY;
-                    mx[ri] = fmaxf(mx[ri], sacc[e]);
-                }
-                float mn[2], alpha[2];
-#pragma unroll
-                for (int i = 0; i < 2; ++i) {
-                    mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
-                    mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
-                    mn[i] = fmaxf(m_run[i], mx[i]);
-                    alpha[i] = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - mn[i]);
-                    m_run[i] = mn[i];
-                    l_run[i] *= alpha[i];
-                }
-#pragma unroll
-                for (int e = 0; e < 32; e += 2) {
-                    const int ri = (e >> 1) & 1;
-                    const float pa = mn[ri] == -INFINITY ? 0.f : ex2(sacc[e] - mn[ri]);
-                    const float pb = mn[ri] == -INFINITY ? 0.f : ex2(sacc[e + 1] - mn[ri]);
-                    l_run[ri] += pa + pb;
-                    a[e >> 3][(e >> 1) & 3] = mla_dec::pack_bf16(pa, pb);
-                }
+                const bool masked = qm_softmax(sacc, tk, w.tok_begin + tile * kTN, lim, sl2, cq, m_run, l_run, alpha, a);
                 char* tile_p = smem + slot(s);
                 uint4* pex = reinterpret_cast<uint4*>(tile_p + 8 * kBlk);  // the rope block: [kb][128]
-#pragma unroll
-                for (int kb = 0; kb < 4; ++kb) pex[kb * 128 + wt] = make_uint4(a[kb][0], a[kb][1], a[kb][2], a[kb][3]);
+                qm_store_p(pex, a, wt);
                 if ((lane & 3) == 0) {
                     alx[s * 64 + r0] = alpha[0];
                     alx[s * 64 + r0 + 8] = alpha[1];
@@ -177,21 +140,8 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 fence_proxy_async();  // P and zeroed rows before the TMA that refills the slot
                 bar_arrive(kBarPReady + s, 256);
 
-#pragma unroll
-                for (int e = 0; e < 128; ++e) o[e] *= alpha[(e >> 1) & 1];
-                const uint64_t dV = sw128_desc(sbase + slot(s), kVLbo, kVSbo);
-                reg_fence(o);
-#pragma unroll
-                for (int kb = 0; kb < 4; ++kb)
-#pragma unroll
-                    for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[kb][i])::"memory");
-                wg_fence();
-#pragma unroll
-                for (int kb = 0; kb < ((MLA_QMT_ABLATE & 1) ? 0 : 4); ++kb)
-                    wgmma_n256_rs(o, a[kb], dV + uint64_t((kb * 2048) >> 4));
-                wg_commit();
-                wg_wait0();  // this tile's P.V done: the slot is free on this side at once
-                reg_fence(o);
+                // this tile's P.V, waited for: the slot is free on this side at once
+                qm_pv<!(MLA_QMT_ABLATE & 1)>(o, alpha, a, sw128_desc(sbase + slot(s), kVLbo, kVSbo));
                 if (tile + 2 < n_tiles) bar_arrive(kBarEmpty + s, 256);
                 if (tile + 1 < n_tiles) issue_s(tile + 1);
             }
@@ -200,30 +150,9 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 const int s = tile & 1;
                 bar_sync(kBarPReady + s, 256);  // P(tile), alpha(tile), zeroed rows
                 const uint4* pex = reinterpret_cast<const uint4*>(smem + slot(s) + 8 * kBlk);
-#pragma unroll
-                for (int kb = 0; kb < 4; ++kb) {
-                    const uint4 v = pex[kb * 128 + wt];
-                    a[kb][0] = v.x;
-                    a[kb][1] = v.y;
-                    a[kb][2] = v.z;
-                    a[kb][3] = v.w;
-                }
-                const float al0 = alx[s * 64 + r0], al1 = alx[s * 64 + r0 + 8];
-#pragma unroll
-                for (int e = 0; e < 128; ++e) o[e] *= ((e >> 1) & 1) ? al1 : al0;
-                const uint64_t dV = sw128_desc(sbase + slot(s) + 4 * kBlk, kVLbo, kVSbo);
-                reg_fence(o);
-#pragma unroll
-                for (int kb = 0; kb < 4; ++kb)
-#pragma unroll
-                    for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[kb][i])::"memory");
-                wg_fence();
-#pragma unroll
-                for (int kb = 0; kb < ((MLA_QMT_ABLATE & 1) ? 0 : 4); ++kb)
-                    wgmma_n256_rs(o, a[kb], dV + uint64_t((kb * 2048) >> 4));
-                wg_commit();
-                wg_wait0();
-                reg_fence(o);
+                qm_load_p(pex, a, wt);
+                const float alpha[2] = {alx[s * 64 + r0], alx[s * 64 + r0 + 8]};
+                qm_pv<!(MLA_QMT_ABLATE & 1)>(o, alpha, a, sw128_desc(sbase + slot(s) + 4 * kBlk, kVLbo, kVSbo));
                 if (tile + 2 < n_tiles) {
                     fence_proxy_async();  // this thread's reads of the slot before the TMA writes
                     bar_sync(kBarEmpty + s, 256);  // warpgroup 0's P.V of the tile is done too
@@ -234,39 +163,9 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
             }
         }
 
-        // ---- epilogue: o = O / l * kv_scale (0 if no key), lse = (m + log2 l) ln 2 ----
-        // l lives in warpgroup 0 (warpgroup 1's l_run stays 0); both add the two exchanged sums.
-        float lt[2];
-#pragma unroll
-        for (int i = 0; i < 2; ++i) {
-            lt[i] = l_run[i] + __shfl_xor_sync(0xffffffffu, l_run[i], 1);
-            lt[i] += __shfl_xor_sync(0xffffffffu, lt[i], 2);
-        }
-        *reinterpret_cast<float2*>(lx + (wg * 128 + wt) * 2) = make_float2(lt[0], lt[1]);
-        __syncthreads();  // every MMA and TMA load done; the ring is free; the sums exchanged
-        {
-            const float2 ol = *reinterpret_cast<const float2*>(lx + ((wg ^ 1) * 128 + wt) * 2);
-            lt[0] += ol.x;
-            lt[1] += ol.y;
-        }
-        float* obuf = reinterpret_cast<float*>(smem + C::OFF_KV);  // [64][kOPitch]
-#pragma unroll
-        for (int e = 0; e < 128; e += 2) {
-            const int ri = (e >> 1) & 1;
-            const float inv = lt[ri] > 0.f ? kvsc / lt[ri] : 0.f;
-            const int row = r0 + 8 * ri, col = 256 * wg + 8 * (e >> 2) + cq;
-            *reinterpret_cast<float2*>(obuf + row * kOPitch + col) = make_float2(o[e] * inv, o[e + 1] * inv);
-        }
-        if (wg == 0 && (lane & 3) == 0) {
-#pragma unroll
-            for (int i = 0; i < 2; ++i) {
-                const int row = r0 + 8 * i;
-                if (row < w.nrows)
-                    store_lse(p, w, row, lt[i] > 0.f ? (m_run[i] + __log2f(lt[i])) * kLn2 : -INFINITY);
-            }
-        }
-        __syncthreads();  // staged output visible
-        store_rows(p, w, obuf, tid);
+        // ---- epilogue (qm_common.cuh) ----
+        qm_epilogue<false>(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), lx, o, l_run, m_run, kvsc, tid, wg, wt,
+                           lane, r0, cq);
     }
 }
 

@@ -1,0 +1,198 @@
+// qm_common.cuh - what the two qm kernel bodies (decode_qm.cuh, decode_qm_tma.cuh) share: the
+// wgmma wrappers and the V descriptor strides, the online softmax of one S tile, the P.V step of
+// one warpgroup and the epilogue. 64-row tiles with the query rows on the MMA's M side.
+#pragma once
+#include "decode/wg_tile.cuh"  // store_lse, store_rows; wg_common.cuh
+
+namespace mla_wg {
+
+// D[64 x 256] += A . B, bf16 in, fp32 accumulate: A from registers (the m64k16 A fragment: 4 x
+// bf16x2 per thread), B from shared memory through descriptor b, MN-major (N contiguous: trans-b).
+__device__ __forceinline__ void wgmma_n256_rs(float (&d)[128], const uint32_t (&a)[4], uint64_t b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+        "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+        "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+        "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+        "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
+        "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, "
+        "{%128,%129,%130,%131}, %132, p, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
+}
+
+// D[64 x 64] (+)= A . B, bf16 in, fp32 accumulate, both operands K-major in shared memory.
+__device__ __forceinline__ void wgmma_n64_ss(float (&d)[32], uint64_t a, uint64_t b, int acc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+        "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
+        "%32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(a), "l"(b), "r"(acc));
+}
+
+// B descriptor strides of the V operand, MN-major 128-byte-swizzle canonical layout (PTX ISA):
+// LBO = 8 KB between 64-column blocks (along N), SBO = 1 KB between 8-token groups (along K).
+constexpr uint32_t kVLbo = kBlk, kVSbo = 1024;
+
+// S [64 rows x 64 tokens] = Q . K^T issued by one warpgroup (36 x m64n64k16, both operands K-major
+// in shared memory through descriptors dQ and dK), one commit group, not waited for. MMA false:
+// nothing issued (ablation builds; the group is empty).
+template <bool MMA = true>
+__device__ __forceinline__ void qm_s_mma(float (&sacc)[32], uint64_t dQ, uint64_t dK) {
+    reg_fence(sacc);
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < (MMA ? kD / 16 : 0); ++kk) {
+        const uint64_t koff = uint64_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
+        wgmma_n64_ss(sacc, dQ + koff, dK + koff, kk > 0);
+    }
+    wg_commit();
+}
+
+// The online softmax of S tile `sacc` in warpgroup 0 (sacc[e]: row r0 + 8 ((e >> 1) & 1), token
+// 8 (e >> 2) + cq + (e & 1) of the tile, whose first token is jt0): masks keys flagged 0 in tk[]
+// and keys past the row's causal limit lim[], scales by sl2 (softmax scale x log2 e x the dtype
+// scales), updates the running max m_run and sum l_run (base 2), and gives the rescale factor
+// alpha of the rows' O and P (bf16) as the A fragments of the tile's 4 k-blocks: {p[8kb],
+// p[8kb+1]}, {p[8kb+2], ..+3}, {p[8kb+4], ..+5}, {p[8kb+6], ..+7}; p = 0 while a row has seen no
+// key (no -inf - -inf). Returns whether one of this thread's 16 keys is flagged 0 in tk[] (a
+// quad covers the tile's 64 tokens, so __any_sync over a warp covers the tile).
+__device__ __forceinline__ bool qm_softmax(float (&sacc)[32], const int* tk, int jt0, const int (&lim)[2], float sl2,
+                                           int cq, float (&m_run)[2], float (&l_run)[2], float (&alpha)[2],
+                                           uint32_t (&a)[4][4]) {
+    float mx[2] = {-INFINITY, -INFINITY};
+    bool masked = false;
+#pragma unroll
+    for (int e = 0; e < 32; ++e) {
+        const int ri = (e >> 1) & 1, jj = 8 * (e >> 2) + cq + (e & 1);
+        masked |= tk[jj] == 0;
+        sacc[e] = (tk[jj] != 0 && jt0 + jj <= lim[ri]) ? sacc[e] * sl2 : -INFINITY;
+        mx[ri] = fmaxf(mx[ri], sacc[e]);
+    }
+    float mn[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
+        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
+        mn[i] = fmaxf(m_run[i], mx[i]);
+        alpha[i] = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - mn[i]);
+        m_run[i] = mn[i];
+        l_run[i] *= alpha[i];
+    }
+#pragma unroll
+    for (int e = 0; e < 32; e += 2) {
+        const int ri = (e >> 1) & 1;
+        const float pa = mn[ri] == -INFINITY ? 0.f : ex2(sacc[e] - mn[ri]);
+        const float pb = mn[ri] == -INFINITY ? 0.f : ex2(sacc[e + 1] - mn[ri]);
+        l_run[ri] += pa + pb;
+        a[e >> 3][(e >> 1) & 3] = mla_dec::pack_bf16(pa, pb);
+    }
+    return masked;
+}
+
+// P's A fragments through shared memory, in fragment order (pex: [4 k-blocks][128] uint4): thread
+// wt of warpgroup 1 reads exactly what thread wt of warpgroup 0 wrote.
+__device__ __forceinline__ void qm_store_p(uint4* pex, const uint32_t (&a)[4][4], int wt) {
+#pragma unroll
+    for (int kb = 0; kb < 4; ++kb) pex[kb * 128 + wt] = make_uint4(a[kb][0], a[kb][1], a[kb][2], a[kb][3]);
+}
+__device__ __forceinline__ void qm_load_p(const uint4* pex, uint32_t (&a)[4][4], int wt) {
+#pragma unroll
+    for (int kb = 0; kb < 4; ++kb) {
+        const uint4 v = pex[kb * 128 + wt];
+        a[kb][0] = v.x;
+        a[kb][1] = v.y;
+        a[kb][2] = v.z;
+        a[kb][3] = v.w;
+    }
+}
+
+// One warpgroup's O_w = O_w * alpha + P . V_w over a tile's 4 k-blocks (4 x m64n256k16, A = P from
+// registers, B = V through descriptor dV), waited for. MMA false: the scaling only (ablation
+// builds).
+template <bool MMA = true>
+__device__ __forceinline__ void qm_pv(float (&o)[128], const float (&alpha)[2], uint32_t (&a)[4][4], uint64_t dV) {
+#pragma unroll
+    for (int e = 0; e < 128; ++e) o[e] *= alpha[(e >> 1) & 1];
+    reg_fence(o);
+#pragma unroll
+    for (int kb = 0; kb < 4; ++kb)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[kb][i])::"memory");
+    wg_fence();
+#pragma unroll
+    for (int kb = 0; kb < (MMA ? 4 : 0); ++kb) wgmma_n256_rs(o, a[kb], dV + uint64_t((kb * 2048) >> 4));
+    wg_commit();
+    wg_wait0();
+    reg_fence(o);
+}
+
+// The epilogue of a work (all 256 threads): l summed over the quad and over both warpgroups'
+// exchanged sums (lx: [2][128] float2; warpgroup 1's l_run stays 0), o = O / l * kv_scale (0 for
+// a row with no key) staged as fp32 rows in obuf ([64][kOPitch], the idle ring) and written out
+// (store_rows), lse = (m + log2 l) ln 2 by warpgroup 0. SYNC_FIRST: a CTA barrier before lx is
+// written (the body still uses lx's memory in its loop).
+// Thread tid = 128 wg + wt, lane = tid % 32; r0, cq: its rows and columns in the m64nN
+// accumulator layout (r0 = 16 (warp % 4) + lane / 4, cq = 2 (lane % 4)).
+template <bool SYNC_FIRST>
+__device__ __forceinline__ void qm_epilogue(const mla_decode_params& p, const mla_dec::Work& w, float* obuf, float* lx,
+                                            const float (&o)[128], const float (&l_run)[2], const float (&m_run)[2],
+                                            float kvsc, int tid, int wg, int wt, int lane, int r0, int cq) {
+    float lt[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        lt[i] = l_run[i] + __shfl_xor_sync(0xffffffffu, l_run[i], 1);
+        lt[i] += __shfl_xor_sync(0xffffffffu, lt[i], 2);
+    }
+    if (SYNC_FIRST) __syncthreads();
+    *reinterpret_cast<float2*>(lx + (wg * 128 + wt) * 2) = make_float2(lt[0], lt[1]);
+    __syncthreads();  // every MMA and load done, the ring free; the sums exchanged
+    {
+        const float2 ol = *reinterpret_cast<const float2*>(lx + ((wg ^ 1) * 128 + wt) * 2);
+        lt[0] += ol.x;
+        lt[1] += ol.y;
+    }
+#pragma unroll
+    for (int e = 0; e < 128; e += 2) {
+        const int ri = (e >> 1) & 1;
+        const float inv = lt[ri] > 0.f ? kvsc / lt[ri] : 0.f;
+        const int row = r0 + 8 * ri, col = 256 * wg + 8 * (e >> 2) + cq;
+        *reinterpret_cast<float2*>(obuf + row * kOPitch + col) = make_float2(o[e] * inv, o[e + 1] * inv);
+    }
+    if (wg == 0 && (lane & 3) == 0) {
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            const int row = r0 + 8 * i;
+            if (row < w.nrows) store_lse(p, w, row, lt[i] > 0.f ? (m_run[i] + __log2f(lt[i])) * kLn2 : -INFINITY);
+        }
+    }
+    __syncthreads();  // staged output visible
+    store_rows(p, w, obuf, tid);
+}
+
+}  // namespace mla_wg
