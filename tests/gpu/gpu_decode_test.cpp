@@ -8,8 +8,9 @@
 // case (checked at the end). Cases mix heads 8..128 (folded above 64), qlen
 // 1..4, page sizes 1/16/64, ragged qo lengths (some 0), zero-length KV, permuted pages, NaN in
 // every KV slot no request owns, both page-table forms, long contexts that split (reducer); and
-// the TMA loads of bf16 tiles at pages 8/32/128/256 and with many works per CTA (13 cases, 5 in
-// --quick).
+// the TMA loads of bf16 tiles at pages 8/32/128/256 and with many works per CTA, on the
+// transposed kernels (16, 32 rows) and the qm TMA body (64, 128 heads) (22 cases, 10 in --quick);
+// a page id outside the cache at 16 and at 64 heads.
 // Tolerances (docs/kernels.md): FlashMLA's for every dtype pair (out abs 8e-4 or rel 1.6%, LSE
 // abs 1e-6 or rel 1.2e-4; tolerance_for): fp8 inputs are widened exactly, so fp8 cases differ
 // from the reference (fed the same fp8 codes) only as bf16 cases do, except that fp8 Q with fp8
@@ -217,17 +218,18 @@ int main(int argc, char** argv) {
                     report(s, r, "split ");
                     if (r.ok) covered.insert({d, mm, causal, lse});
                 }
-    // TMA loads of bf16 tiles (the launch_kv_tma rows: the transposed bf16 kernels) at the page
-    // sizes the main grid does not draw: several page runs per tile (8, 32), tiles inside a page
-    // (128, 256: boxes at page offsets 64, 128, ...), with NaN past each length and in unused
-    // slots; then many short works per CTA, whose tile counts are odd and even in turn (the slots'
-    // mbarrier parity carried across works)
+    // TMA loads of bf16 tiles (the launch_kv_tma rows: the transposed kernels at 16 and 32 rows,
+    // the qm TMA body at 64 and 128 heads) at the page sizes the main grid does not draw: several
+    // page runs per tile (8, 32), tiles inside a page (128, 256: boxes at page offsets 64, 128,
+    // ...), with NaN past each length and in unused slots; then many short works per CTA, whose
+    // tile counts are odd and even in turn (the slots' mbarrier parity, and the qm TMA body's
+    // named barriers, carried across works)
     {
         const int tma_pages[4] = {8, 32, 128, 256};
-        const int tma_shapes[3][2] = {{16, 1}, {32, 1}, {16, 2}};
+        const int tma_shapes[5][2] = {{16, 1}, {32, 1}, {16, 2}, {64, 1}, {128, 1}};
         for (int pi = 0; pi < 4; ++pi)
-            for (int si = 0; si < 3; ++si) {
-                if (quick && si > 0) continue;
+            for (int si = 0; si < 5; ++si) {
+                if (quick && si != 0 && si != 3) continue;
                 Spec s;
                 s.heads = tma_shapes[si][0];
                 s.qlen = tma_shapes[si][1];
@@ -242,13 +244,16 @@ int main(int argc, char** argv) {
                 s.seed = 3000 + pi * 10 + si;
                 report(s, run_case(ctx, s), "tma ");
             }
-        Spec s;
-        s.batch = 600;
-        s.kv_len = 140;
-        s.varlen = true;
-        s.page_size = 64;
-        s.seed = 3100;
-        report(s, run_case(ctx, s), "tma many works ");
+        for (const int h : {16, 64}) {
+            Spec s;
+            s.heads = h;
+            s.batch = h == 16 ? 600 : 300;
+            s.kv_len = 140;
+            s.varlen = true;
+            s.page_size = 64;
+            s.seed = 3100 + h;
+            report(s, run_case(ctx, s), "tma many works ");
+        }
     }
     // Round-robin context parallel (cprr rows, causal only): rank r of W's shard of a whole
     // problem, against the CPU reference of the shard. Every (dtype pair, M, lse) cprr row, with
@@ -373,8 +378,9 @@ int main(int argc, char** argv) {
             report(s, run_case(ctx, s), "group-major qo-tile sections ");
         }
     }
-    {  // a page id outside the cache: never read, flagged
+    for (const int h : {16, 64}) {  // a page id outside the cache: never read, flagged (TMA at page 16)
         Spec s;
+        s.heads = h;
         s.batch = 3;
         s.kv_len = 300;
         s.page_size = 16;

@@ -160,7 +160,8 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
 
 // bf16 Q and KV with a tensor map of the cache (p.kv_tma: the table row says launch_kv_tma 1 and
 // the host could encode the map; 64-byte aligned in the parameter space): the decoupled
-// warpgroups of decode_qm_tma.cuh. Otherwise (fp8, page sizes below 8, no map) this file's body.
+// warpgroups of decode_qm_tma.cuh. Otherwise (fp8, page sizes below 8, no map) this file's body,
+// which is also what an MLA_QM_ABLATE build measures whatever the call passes.
 template <int M, bool Q8, bool KV8>
 __device__ __forceinline__ void decode_qm_dispatch(const mla_decode_params& p, char* smem) {
     if constexpr (!Q8 && !KV8 && MLA_QM_ABLATE == 0) {

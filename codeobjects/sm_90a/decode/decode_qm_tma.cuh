@@ -17,9 +17,9 @@
 // by warpgroup 0, bar.sync by warpgroup 1), one pair per slot parity: a barrier id is reused two
 // tiles later only after the other side has passed it (tile t + 2 is loaded only after EMPTY(t),
 // which warpgroup 1 passes after PREADY(t)). Masked keys (past the work's end, bad pages) are
-// zeroed in their V columns by warpgroup 0 before any P.V reads them. Loads of Q (cp.async),
-// output and LSE writes, softmax and the MMA wrappers are decode_qm.cuh's; measurements:
-// docs/performance.md (session 8).
+// zeroed in their V columns by warpgroup 0 before any P.V reads them. Shared with decode_qm.cuh's
+// body: the S issue, softmax, P exchange, P.V step and epilogue (qm_common.cuh); Q staging
+// (wg_common.cuh); measurements: docs/performance.md (session 8).
 #pragma once
 #include "decode/kv_load.cuh"
 #include "decode/qm_common.cuh"
@@ -118,7 +118,7 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
             if (n_tiles > 0) issue_s(0);
             for (int tile = 0; tile < n_tiles; ++tile) {
                 const int s = tile & 1;
-                wg_wait0();  // S(tile) (and this warpgroup's P.V of the tile before)
+                wg_wait0();  // S(tile)
                 reg_fence(sacc);
                 float alpha[2];
                 const int* tk = tokok + s * kTN;

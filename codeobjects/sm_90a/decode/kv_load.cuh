@@ -1,6 +1,7 @@
 // kv_load.cuh - the sm_90a wgmma decode kernels' KV loaders: mbarriers, bulk copies and TMA boxes
 // completing on them, page-table lookups (looked up a tile ahead: PagePrefetch), 64-token tiles by
-// cp.async (TileLoader, issue_tile) or by TMA (issue_tile_tma), the zeroing of masked rows, and the
+// cp.async (TileLoader, issue_tile) or by TMA (issue_tile_tma: all 256 threads; issue_tile_tma_wg:
+// one warpgroup, the qm TMA body), the zeroing of masked rows, and the
 // exact fp8 -> bf16 widening of a raw tile. Shared-memory layout: decode_wgmma.cuh; measurements:
 // docs/kernels.md, docs/performance.md.
 #pragma once
@@ -233,7 +234,7 @@ __device__ __forceinline__ void issue_tile_tma_wg(const mla_decode_params& p, co
 }
 
 // Zeroes half h (64-column blocks 4 h .. 4 h + 3, the V columns) of token lt's row in a landed bf16
-// tile: what P.V reads of a masked key (issue_tma_token returned false for it).
+// tile: what P.V reads of a masked key (a token issue_tile_tma_wg flagged 0).
 __device__ __forceinline__ void zero_v_half(char* tile, int lt, int h) {
 #pragma unroll
     for (int b = 0; b < 4; ++b) {
