@@ -183,22 +183,26 @@ __device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla
 
 // bf16 tile `tile` of work w into ring slot `slot` by TMA (p.kv_tma: the host encoded p.kv_tmap,
 // the cache as a 3-D tensor {576, page_size, num_pages} with boxes {64, min(page_size, 64), 1} and
-// 128-byte swizzle, which is this file's tile layout; src/launch/decode_check.cpp). All 256 threads
-// call it, 4 per token (lt = token, sub): the first token of each run of the tile on one page
-// (the tile's first token, or a token at a page start; tiles start on a page boundary or, at page
-// size > 64, on a 64-token boundary of one) issues the run's 9 boxes (one per 64-column block) and
-// arrives with their bytes; the other 63 token threads arrive without bytes (mbarrier count 64).
-// A token past the work's end or on a bad page is flagged 0 in tok[64] (its row is then zeroed
-// when the tile lands: *zero bit `stage` set for its 4 threads); pages past the end are not read.
-// Returns at once for a tile past n_tiles (no arrival: the loop never waits for it).
-__device__ __forceinline__ void issue_tile_tma(const mla_decode_params& p, const mla_dec::Work& w, int tile,
-                                               int n_tiles, int stage, uint32_t slot, int* tok, uint32_t bar,
-                                               const PagePrefetch& pf, uint32_t* zero) {
-    if (tile >= n_tiles) return;
-    const int tid = threadIdx.x, lt = tid >> 2, sub = tid & 3;
+// 128-byte swizzle, which is this file's tile layout; src/launch/decode_check.cpp), by TPT threads
+// per token (thread t: token lt = t / TPT, sub = t % TPT): the first token of each run of the tile
+// on one page (the tile's first token, or a token at a page start; tiles start on a page boundary
+// or, at page size > 64, on a 64-token boundary of one) issues the run's 9 boxes (one per 64-column
+// block) and arrives with their bytes; the other 63 tokens' first threads arrive without bytes
+// (mbarrier count 64). A token past the work's end or on a bad page is flagged 0 in tok[64] and its
+// row must be zeroed when the tile lands; pages past the end are not read. Returns at once for a
+// tile past n_tiles (no arrival: the loop never waits for it). TPT = 4 (issue_tile_tma, all 256
+// threads): *zero bit `stage` is set for the 4 threads of such a token; TPT = 2
+// (issue_tile_tma_wg, one warpgroup): zero is unused, the consumer zeroes from the flags, and a
+// token's second thread does nothing.
+template <int TPT>
+__device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, const mla_dec::Work& w, int tile,
+                                                   int n_tiles, int stage, uint32_t slot, int* tok, uint32_t bar,
+                                                   const PagePrefetch& pf, uint32_t* zero, int t) {
+    if (tile >= n_tiles || (TPT != 4 && (t & (TPT - 1)))) return;
+    const int lt = t >> (TPT == 4 ? 2 : 1), sub = TPT == 4 ? t & 3 : 0;
     const int j = w.tok_begin + tile * kTN + lt;
     const char* row = j < w.tok_end ? kv_row_on<false>(p, pf.page, j, sub == 0) : nullptr;
-    *zero = row != nullptr ? (*zero & ~(1u << stage)) : (*zero | (1u << stage));
+    if (TPT == 4) *zero = row != nullptr ? (*zero & ~(1u << stage)) : (*zero | (1u << stage));
     if (sub != 0) return;
     tok[lt] = row != nullptr ? 1 : 0;
     const int psz = 1 << p.page_size_log2, box_rows = min(psz, kTN);
@@ -210,27 +214,19 @@ __device__ __forceinline__ void issue_tile_tma(const mla_decode_params& p, const
         mbar_arrive(bar);
     }
 }
+// All 256 threads, 4 per token (issue_tile_tma_tpt).
+__device__ __forceinline__ void issue_tile_tma(const mla_decode_params& p, const mla_dec::Work& w, int tile,
+                                               int n_tiles, int stage, uint32_t slot, int* tok, uint32_t bar,
+                                               const PagePrefetch& pf, uint32_t* zero) {
+    issue_tile_tma_tpt<4>(p, w, tile, n_tiles, stage, slot, tok, bar, pf, zero, threadIdx.x);
+}
 
-// The TMA issue of bf16 tile `tile` by the 128 threads of one warpgroup, 2 per token (wt = 0 ..
-// 127: token wt / 2; decode_qm_tma.cuh), as issue_tile_tma does with 4: the first thread of a
-// token flags it in tok[] and issues its page run's 9 boxes or arrives without bytes (count 64).
-// Masked rows (flag 0) are left for the consumer to zero (zero_v_half). Returns at once for a tile
-// past n_tiles.
+// The 128 threads of one warpgroup (wt = 0 .. 127), 2 per token (issue_tile_tma_tpt); the qm TMA
+// body (decode_qm_tma.cuh) zeroes masked rows itself (zero_v_half).
 __device__ __forceinline__ void issue_tile_tma_wg(const mla_decode_params& p, const mla_dec::Work& w, int tile,
                                                   int n_tiles, uint32_t slot, int* tok, uint32_t bar,
                                                   const PagePrefetch& pf, int wt) {
-    if (tile >= n_tiles || (wt & 1)) return;
-    const int lt = wt >> 1, j = w.tok_begin + tile * kTN + lt;
-    const char* row = j < w.tok_end ? kv_row_on<false>(p, pf.page, j, true) : nullptr;
-    tok[lt] = row != nullptr ? 1 : 0;
-    const int psz = 1 << p.page_size_log2, box_rows = min(psz, kTN);
-    if (row != nullptr && (lt == 0 || (j & (psz - 1)) == 0)) {
-        mbar_arrive_tx(bar, 9 * box_rows * 128);
-#pragma unroll
-        for (int b = 0; b < 9; ++b) tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
-    } else {
-        mbar_arrive(bar);
-    }
+    issue_tile_tma_tpt<2>(p, w, tile, n_tiles, 0, slot, tok, bar, pf, nullptr, wt);
 }
 
 // Zeroes half h (64-column blocks 4 h .. 4 h + 3, the V columns) of token lt's row in a landed bf16
