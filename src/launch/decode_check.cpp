@@ -338,15 +338,15 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     // different schedule (decode_qm_tma.cuh; docs/performance.md, session 8). The 64-row wg kernel
     // has no table row.
     const bool kv_tma = launch_flag(*d.decode_row, "launch_kv_tma", lr.kv_tma);
-    // launch_pdl 1: a programmatic dependent launch of the decode (every sm_90a decode kernel
-    // starts with griddepcontrol.wait, so it reads nothing before the kernel ahead has finished;
-    // its CTAs become resident while that kernel's last CTAs run)
-    d.decode_programmatic = launch_flag(*d.decode_row, "launch_pdl", lr.pdl);
     MLA_CHECK(!kv_tma || kn == "mla_decode_wg_bf16_bf16_m16" || kn == "mla_decode_wg_bf16_bf16_m32" ||
                   kn == "mla_decode_qm_bf16_bf16_m64",
               MLA_ERROR_TABLE,
               d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma 1 needs a kernel whose TMA loads are verified "
                                     "(mla_decode_wg_bf16_bf16_m16 / _m32, mla_decode_qm_bf16_bf16_m64), not " << kn);
+    // launch_pdl 1: a programmatic dependent launch of the decode (every sm_90a decode kernel
+    // starts with griddepcontrol.wait, so it reads nothing before the kernel ahead has finished;
+    // its CTAs become resident while that kernel's last CTAs run)
+    d.decode_programmatic = launch_flag(*d.decode_row, "launch_pdl", lr.pdl);
     // fp32 out is written by the wgmma families' epilogues and the reducer only; the mma.sync
     // fallback (no rows in the shipped table) stores bf16 whatever out_fp32 says.
     if (out32 && !qm_family && !wg_family)
