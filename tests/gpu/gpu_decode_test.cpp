@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
     // page runs per tile (8, 32), tiles inside a page (128, 256: boxes at page offsets 64, 128,
     // ...), with NaN past each length and in unused slots; then many short works per CTA, whose
     // tile counts are odd and even in turn (the slots' mbarrier parity, and the qm TMA body's
-    // named barriers, carried across works)
+    // named barriers, carried across works; the transposed kernels' chained works)
     {
         const int tma_pages[4] = {8, 32, 128, 256};
         const int tma_shapes[5][2] = {{16, 1}, {32, 1}, {16, 2}, {64, 1}, {128, 1}};
@@ -244,14 +244,21 @@ int main(int argc, char** argv) {
                 s.seed = 3000 + pi * 10 + si;
                 report(s, run_case(ctx, s), "tma ");
             }
-        for (const int h : {16, 64}) {
+        // (heads, qlen, share of requests with no KV): the transposed kernels chain works (the
+        // next work's tile 0 and Q issued under the current one's end), so works without tiles and
+        // M = 32 are among them
+        const int many[4][3] = {{16, 1, 0}, {64, 1, 0}, {32, 1, 1}, {16, 2, 1}};
+        for (int mi = 0; mi < 4; ++mi) {
+            if (quick && mi >= 2) continue;
             Spec s;
-            s.heads = h;
-            s.batch = h == 16 ? 600 : 300;
+            s.heads = many[mi][0];
+            s.qlen = many[mi][1];
+            s.batch = s.heads == 64 ? 300 : 600;
             s.kv_len = 140;
             s.varlen = true;
-            s.page_size = 64;
-            s.seed = 3100 + h;
+            s.zero_kv_frac = many[mi][2] ? 0.2 : 0;
+            s.page_size = mi == 3 ? 16 : 64;
+            s.seed = 3100 + s.heads + mi;
             report(s, run_case(ctx, s), "tma many works ");
         }
     }

@@ -21,10 +21,23 @@
 
 namespace mla_wg {
 
+// Work chaining (bf16 KV by TMA, 16 and 32 rows, whose output staging fits one ring slot): the
+// ring runs on across a CTA's works. The next work's descriptor is loaded when a work starts and
+// its first tile's page when the first tile has landed; the last tile's iteration issues the next
+// work's tile 0 into the free slot, the next work's Q is loaded (cp.async) as soon as the last
+// MMAs are done, and the epilogue stages the output in the last tile's slot, all under that
+// load. Without it, every work boundary costs the work lookup, the page lookup and the first
+// tile's load one after another (docs/performance.md, session 9). -DMLA_WG_CHAIN=0 turns it off
+// (A/B builds); the cp.async path never chains.
+#ifndef MLA_WG_CHAIN
+#define MLA_WG_CHAIN 1
+#endif
+
 template <int N, bool Q8, bool KV8>
 __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char* smem) {
     using C = Cfg<N, KV8>;
     constexpr int NQ = C::NQ, NR = NQ / 2, NI = NQ / 4;
+    constexpr bool kChain = MLA_WG_CHAIN && !KV8 && N * kOPitch * 4 <= kTile;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
     if (!launch_ok(p, smem, C::SMEM)) return;
     const uint32_t sbase = smem_u32(smem);
@@ -43,6 +56,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     // is zeroed when it lands. Else cp.async, one commit group per tile.
     __shared__ __align__(8) uint64_t kv_bar[C::STAGES];
     const bool tma = !KV8 && p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0;
+    const bool chain = kChain && tma;
     const uint32_t bar0 = smem_u32(kv_bar);
     uint32_t phase = 0, zero = 0;
     if (tma) {
@@ -50,27 +64,49 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
 
+    // ring slot of the work's tile t: (ring + t) % STAGES (ring stays 0 without chaining)
+    int ring = 0;
+    // chaining: the next work (nw, nw_tiles tiles; nw_ok false: none or not chainable), the page
+    // of its tile 0 for this thread's token, and whether its tile 0 and Q are already issued
+    mla_dec::Work nw;
+    bool nw_ok = false, issued0 = false;
+    int nw_tiles = 0;
+    PagePrefetch npf;
+
     const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
     for (int wi = w_begin; wi < w_end; ++wi) {
         mla_dec::Work w;
-        if (!mla_dec::load_work(p, wi, N, w)) continue;
+        if (issued0) {
+            w = nw;  // tile 0 and Q were issued under the previous work
+        } else if (!mla_dec::load_work(p, wi, N, w)) {
+            continue;
+        }
+        const bool chained = issued0;
+        issued0 = false;
         const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
+        nw_ok = false;
+        if (chain && wi + 1 < w_end) {  // loads issued now, first used after this work's first tile
+            nw_ok = mla_dec::load_work(p, wi + 1, N, nw);
+            nw_tiles = nw.tok_end > nw.tok_begin ? (nw.tok_end - nw.tok_begin + kTN - 1) / kTN : 0;
+        }
 
         fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
         __syncthreads();  // the previous work's epilogue is done with shared memory (and mbarrier init)
-        load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
+        if (!chained) load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
 
-        // ---- KV tiles: ring slot tile % STAGES ----
-        auto issue_pf = [&](int tile, const PagePrefetch& pg) {
-            const int stage = tile % C::STAGES;
+        // ---- KV tiles: ring slot (ring + tile) % STAGES ----
+        auto issue_in = [&](const mla_dec::Work& wk, int tile, int nt, int stage, const PagePrefetch& pg) {
             const uint32_t slot = sbase + C::OFF_KV + stage * (KV8 ? kRaw8 : kTile);
             if (tma)
-                issue_tile_tma(p, w, tile, n_tiles, stage, slot, tokok + stage * kTN, bar0 + 8 * stage, pg, &zero);
+                issue_tile_tma(p, wk, tile, nt, stage, slot, tokok + stage * kTN, bar0 + 8 * stage, pg, &zero);
             else
-                issue_tile<KV8>(p, w, tile, n_tiles, slot, tokok + stage * kTN, tid, pg);
+                issue_tile<KV8>(p, wk, tile, nt, slot, tokok + stage * kTN, tid, pg);
+        };
+        auto issue_pf = [&](int tile, const PagePrefetch& pg) {
+            issue_in(w, tile, n_tiles, (ring + tile) % C::STAGES, pg);
         };
 #pragma unroll
-        for (int s = 0; s < C::STAGES - 1; ++s) {
+        for (int s = chained ? 1 : 0; s < C::STAGES - 1; ++s) {
             PagePrefetch pg;
             pg.fetch(p, w, s, n_tiles, tid >> 2, (tid & 3) == 0);
             issue_pf(s, pg);
@@ -87,12 +123,21 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         const uint64_t dQ = sw128_desc(sbase + C::OFF_Q + wg * NQ * 128, 16, 1024);
         const int r0 = 16 * wl + (lane >> 2);  // this thread's output dims r0, r0 + 8 of a block
 
-        auto issue_ahead = [&](int tile) {  // tile's copies with pf's page; then the next tile's page
+        // tile's copies with pf's page, then the next tile's page; past the work's last tile, the
+        // next work's tile 0 (chaining, once: tile == n_tiles)
+        auto issue_ahead = [&](int tile) {
+            if (chain && tile >= n_tiles) {
+                if (nw_ok && nw_tiles > 0 && tile == n_tiles) {
+                    issue_in(nw, 0, nw_tiles, (ring + n_tiles) % C::STAGES, npf);
+                    issued0 = true;
+                }
+                return;
+            }
             issue_pf(tile, pf);
             pf.fetch(p, w, tile + 1, n_tiles, tid >> 2, (tid & 3) == 0);
         };
         for (int tile = 0; tile < n_tiles; ++tile) {
-            const int stage = tile % C::STAGES;
+            const int stage = (ring + tile) % C::STAGES;
             uint32_t kt_off;
             if (!tma) {
                 cp_wait<C::STAGES - 2>();
@@ -105,6 +150,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             if constexpr (!KV8) {
                 fence_proxy_async();  // cp.async / TMA data, zeroed rows (and Q) -> the MMA's async proxy
                 __syncthreads();      // (A) tile landed for all; the previous slot is free
+                if (chain && tile == 0 && nw_ok) npf.fetch(p, nw, 0, nw_tiles, tid >> 2, (tid & 3) == 0);
                 issue_ahead(tile + C::STAGES - 1);
                 kt_off = C::OFF_KV + stage * kTile;
             } else {
@@ -121,10 +167,14 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                             w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
         }
         cp_wait<0>();
-        __syncthreads();  // every MMA done; the ring is idle and becomes the output staging
+        __syncthreads();  // every MMA done; the ring is idle (but for a chained tile 0) and stages the output
+        // the next work's Q under this epilogue (every MMA reading Q is done)
+        if (issued0) load_q<N, Q8>(p, nw, smem, sbase, C::OFF_Q, tid);
 
         // ---- epilogue: o = O / l * kv_scale (0 if no key), lse = (m + log2 l) ln 2 ----
-        float* obuf = reinterpret_cast<float*>(smem + C::OFF_KV);  // [N][kOPitch]
+        // staged in the last tile's slot when chaining (the other may be filling), else from slot 0
+        const int stage_slot = kChain && n_tiles > 0 ? (ring + n_tiles - 1) % C::STAGES : 0;
+        float* obuf = reinterpret_cast<float*>(smem + C::OFF_KV + stage_slot * kTile);  // [N][kOPitch]
         if (mma) {
             float inv[NI], lt[NI];
             column_sums<NQ>(l_run, red + wg * 4 * NQ, 1 + wg, lt);
@@ -150,6 +200,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         }
         __syncthreads();  // staged output visible
         store_rows(p, w, obuf, tid);
+        if (chain) ring += n_tiles;
     }
 }
 
