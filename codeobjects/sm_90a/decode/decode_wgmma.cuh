@@ -32,6 +32,12 @@ namespace mla_wg {
 #ifndef MLA_WG_CHAIN
 #define MLA_WG_CHAIN 1
 #endif
+// Early issue (TMA path): a tile's slot is refilled as soon as the tile's MMAs are done (barrier
+// B), not when the next tile has landed, so two tiles are in flight while the MMA warpgroup waits;
+// a work's first two tiles are issued together. -DMLA_WG_EARLY=0 issues at barrier A as the cp.async path does.
+#ifndef MLA_WG_EARLY
+#define MLA_WG_EARLY 1
+#endif
 
 template <int N, bool Q8, bool KV8>
 __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char* smem) {
@@ -69,7 +75,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     // chaining: the next work (nw, nw_tiles tiles; nw_ok false: none or not chainable), the page
     // of its tile 0 for this thread's token, and whether its tile 0 and Q are already issued
     mla_dec::Work nw;
-    bool nw_ok = false, issued0 = false;
+    bool nw_ok = false, issued0 = false, npf_ok = false;
     int nw_tiles = 0;
     PagePrefetch npf;
 
@@ -84,7 +90,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         const bool chained = issued0;
         issued0 = false;
         const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
-        nw_ok = false;
+        nw_ok = npf_ok = false;
         if (chain && wi + 1 < w_end) {  // loads issued now, first used after this work's first tile
             nw_ok = mla_dec::load_work(p, wi + 1, N, nw);
             nw_tiles = nw.tok_end > nw.tok_begin ? (nw.tok_end - nw.tok_begin + kTN - 1) / kTN : 0;
@@ -105,15 +111,30 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         auto issue_pf = [&](int tile, const PagePrefetch& pg) {
             issue_in(w, tile, n_tiles, (ring + tile) % C::STAGES, pg);
         };
-#pragma unroll
-        for (int s = chained ? 1 : 0; s < C::STAGES - 1; ++s) {
+        // issue index idx: the work's tile idx with pg's page, or (chaining) the next work's tile 0
+        // at idx == n_tiles, once
+        auto issue_idx = [&](int idx, const PagePrefetch& pg) {
+            if (chain && idx >= n_tiles) {
+                if (nw_ok && nw_tiles > 0 && idx == n_tiles) {
+                    if (!npf_ok) npf.fetch(p, nw, 0, nw_tiles, tid >> 2, (tid & 3) == 0);
+                    npf_ok = true;
+                    issue_in(nw, 0, nw_tiles, (ring + n_tiles) % C::STAGES, npf);
+                    issued0 = true;
+                }
+                return;
+            }
+            issue_pf(idx, pg);
+        };
+        const bool early = kChain && MLA_WG_EARLY && tma;  // the rows that chain
+        const int ahead = early ? C::STAGES : C::STAGES - 1;  // tiles issued before the loop
+        for (int s = chained ? 1 : 0; s < ahead; ++s) {
             PagePrefetch pg;
             pg.fetch(p, w, s, n_tiles, tid >> 2, (tid & 3) == 0);
-            issue_pf(s, pg);
+            issue_idx(s, pg);
         }
         // the page of the tile the loop issues next, looked up one tile ahead
         PagePrefetch pf;
-        pf.fetch(p, w, C::STAGES - 1, n_tiles, tid >> 2, (tid & 3) == 0);
+        pf.fetch(p, w, ahead, n_tiles, tid >> 2, (tid & 3) == 0);
 
         // ---- per-thread state of the MMA warpgroups: columns (query rows) 8 j + 2 (lane & 3) + e ----
         float m_run[NI], l_run[NI], o[8][NR];
@@ -123,18 +144,10 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         const uint64_t dQ = sw128_desc(sbase + C::OFF_Q + wg * NQ * 128, 16, 1024);
         const int r0 = 16 * wl + (lane >> 2);  // this thread's output dims r0, r0 + 8 of a block
 
-        // tile's copies with pf's page, then the next tile's page; past the work's last tile, the
-        // next work's tile 0 (chaining, once: tile == n_tiles)
-        auto issue_ahead = [&](int tile) {
-            if (chain && tile >= n_tiles) {
-                if (nw_ok && nw_tiles > 0 && tile == n_tiles) {
-                    issue_in(nw, 0, nw_tiles, (ring + n_tiles) % C::STAGES, npf);
-                    issued0 = true;
-                }
-                return;
-            }
-            issue_pf(tile, pf);
-            pf.fetch(p, w, tile + 1, n_tiles, tid >> 2, (tid & 3) == 0);
+        // index idx's copies with pf's page, then the next tile's page
+        auto issue_ahead = [&](int idx) {
+            issue_idx(idx, pf);
+            pf.fetch(p, w, idx + 1, n_tiles, tid >> 2, (tid & 3) == 0);
         };
         for (int tile = 0; tile < n_tiles; ++tile) {
             const int stage = (ring + tile) % C::STAGES;
@@ -150,8 +163,11 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             if constexpr (!KV8) {
                 fence_proxy_async();  // cp.async / TMA data, zeroed rows (and Q) -> the MMA's async proxy
                 __syncthreads();      // (A) tile landed for all; the previous slot is free
-                if (chain && tile == 0 && nw_ok) npf.fetch(p, nw, 0, nw_tiles, tid >> 2, (tid & 3) == 0);
-                issue_ahead(tile + C::STAGES - 1);
+                if (chain && tile == 0 && nw_ok && !npf_ok) {
+                    npf.fetch(p, nw, 0, nw_tiles, tid >> 2, (tid & 3) == 0);
+                    npf_ok = true;
+                }
+                if (!early) issue_ahead(tile + C::STAGES - 1);
                 kt_off = C::OFF_KV + stage * kTile;
             } else {
                 __syncthreads();  // (A) raw tile landed; the widened tile is free
@@ -161,10 +177,16 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 __syncthreads();  // (A') widened tile visible to the MMAs
                 kt_off = C::OFF_KVB;
             }
-            if (!mma || (MLA_WG_ABLATE & 4)) continue;
-
-            tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ, tokok + stage * kTN,
-                            w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
+            if (mma && !(MLA_WG_ABLATE & 4))
+                tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ,
+                                tokok + stage * kTN, w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
+            if (early) {  // (CTA-uniform)
+                const int idx = tile + C::STAGES;
+                if (idx < n_tiles || (chain && idx == n_tiles && nw_ok && nw_tiles > 0)) {
+                    __syncthreads();  // (B) the tile's MMAs are done: its slot is free
+                    issue_ahead(idx);
+                }
+            }
         }
         cp_wait<0>();
         __syncthreads();  // every MMA done; the ring is idle (but for a chained tile 0) and stages the output
