@@ -30,11 +30,6 @@
 #ifndef MLA_QMT_ABLATE
 #define MLA_QMT_ABLATE 0
 #endif
-// -DMLA_QMT_LATE=1: warpgroup 1 issues tile t + 2 only once tile t + 1 has landed (one tile in
-// flight, like the transposed kernels; session 9 measurement variant).
-#ifndef MLA_QMT_LATE
-#define MLA_QMT_LATE 0
-#endif
 
 namespace mla_wg {
 
@@ -71,10 +66,6 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
     if (tid < 2) mbar_init(bar0 + 8 * tid, 64);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     uint32_t phase = 0;  // warpgroup 0: bit s, the parity of slot s's next fill
-#if MLA_QMT_LATE
-    uint32_t ph1 = 0;  // warpgroup 1: the parity bits at the work's start
-    int n_prev = 0;
-#endif
 
     const float qsc = p.q_scale ? *p.q_scale : 1.0f;
     const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
@@ -155,10 +146,6 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 if (tile + 1 < n_tiles) issue_s(tile + 1);
             }
         } else {
-#if MLA_QMT_LATE
-            if (wi != w_begin) ph1 ^= (((n_prev + 1) >> 1) & 1) | (((n_prev >> 1) & 1) << 1);
-            n_prev = n_tiles;
-#endif
             for (int tile = 0; tile < n_tiles; ++tile) {
                 const int s = tile & 1;
                 bar_sync(kBarPReady + s, 256);  // P(tile), alpha(tile), zeroed rows
@@ -169,10 +156,6 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 if (tile + 2 < n_tiles) {
                     fence_proxy_async();  // this thread's reads of the slot before the TMA writes
                     bar_sync(kBarEmpty + s, 256);  // warpgroup 0's P.V of the tile is done too
-#if MLA_QMT_LATE
-                    // measurement variant: one tile in flight, as in the transposed kernels
-                    mbar_wait(bar0 + 8 * (s ^ 1), ((ph1 >> (s ^ 1)) ^ ((tile + 1) >> 1)) & 1);
-#endif
                     if (!(MLA_QMT_ABLATE & 2))
                         issue_tile_tma_wg(p, w, tile + 2, n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pf, wt);
                     pf.fetch(p, w, tile + 3, n_tiles, wt >> 1, (wt & 1) == 0);

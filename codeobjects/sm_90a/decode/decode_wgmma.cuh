@@ -21,29 +21,10 @@
 
 namespace mla_wg {
 
-// Work chaining (bf16 KV by TMA, 16 and 32 rows, whose output staging fits one ring slot): the
-// ring runs on across a CTA's works. The next work's descriptor is loaded when a work starts and
-// its first tile's page when the first tile has landed; the last tile's iteration issues the next
-// work's tile 0 into the free slot, the next work's Q is loaded (cp.async) as soon as the last
-// MMAs are done, and the epilogue stages the output in the last tile's slot, all under that
-// load. Without it, every work boundary costs the work lookup, the page lookup and the first
-// tile's load one after another (docs/performance.md, session 9). -DMLA_WG_CHAIN=0 turns it off
-// (A/B builds); the cp.async path never chains.
-#ifndef MLA_WG_CHAIN
-#define MLA_WG_CHAIN 1
-#endif
-// Early issue (TMA path): a tile's slot is refilled as soon as the tile's MMAs are done (barrier
-// B), not when the next tile has landed, so two tiles are in flight while the MMA warpgroup waits;
-// a work's first two tiles are issued together. -DMLA_WG_EARLY=0 issues at barrier A as the cp.async path does.
-#ifndef MLA_WG_EARLY
-#define MLA_WG_EARLY 1
-#endif
-
 template <int N, bool Q8, bool KV8>
 __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char* smem) {
     using C = Cfg<N, KV8>;
     constexpr int NQ = C::NQ, NR = NQ / 2, NI = NQ / 4;
-    constexpr bool kChain = MLA_WG_CHAIN && !KV8 && N * kOPitch * 4 <= kTile;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
     if (!launch_ok(p, smem, C::SMEM)) return;
     const uint32_t sbase = smem_u32(smem);
@@ -62,7 +43,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     // is zeroed when it lands. Else cp.async, one commit group per tile.
     __shared__ __align__(8) uint64_t kv_bar[C::STAGES];
     const bool tma = !KV8 && p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0;
-    const bool chain = kChain && tma;
     const uint32_t bar0 = smem_u32(kv_bar);
     uint32_t phase = 0, zero = 0;
     if (tma) {
@@ -70,71 +50,34 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
 
-    // ring slot of the work's tile t: (ring + t) % STAGES (ring stays 0 without chaining)
-    int ring = 0;
-    // chaining: the next work (nw, nw_tiles tiles; nw_ok false: none or not chainable), the page
-    // of its tile 0 for this thread's token, and whether its tile 0 and Q are already issued
-    mla_dec::Work nw;
-    bool nw_ok = false, issued0 = false, npf_ok = false;
-    int nw_tiles = 0;
-    PagePrefetch npf;
-
     const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
     for (int wi = w_begin; wi < w_end; ++wi) {
         mla_dec::Work w;
-        if (issued0) {
-            w = nw;  // tile 0 and Q were issued under the previous work
-        } else if (!mla_dec::load_work(p, wi, N, w)) {
-            continue;
-        }
-        const bool chained = issued0;
-        issued0 = false;
+        if (!mla_dec::load_work(p, wi, N, w)) continue;
         const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
-        nw_ok = npf_ok = false;
-        if (chain && wi + 1 < w_end) {  // loads issued now, first used after this work's first tile
-            nw_ok = mla_dec::load_work(p, wi + 1, N, nw);
-            nw_tiles = nw.tok_end > nw.tok_begin ? (nw.tok_end - nw.tok_begin + kTN - 1) / kTN : 0;
-        }
 
         fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
         __syncthreads();  // the previous work's epilogue is done with shared memory (and mbarrier init)
-        if (!chained) load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
+        load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
 
-        // ---- KV tiles: ring slot (ring + tile) % STAGES ----
-        auto issue_in = [&](const mla_dec::Work& wk, int tile, int nt, int stage, const PagePrefetch& pg) {
+        // ---- KV tiles: ring slot tile % STAGES ----
+        auto issue_pf = [&](int tile, const PagePrefetch& pg) {
+            const int stage = tile % C::STAGES;
             const uint32_t slot = sbase + C::OFF_KV + stage * (KV8 ? kRaw8 : kTile);
             if (tma)
-                issue_tile_tma(p, wk, tile, nt, stage, slot, tokok + stage * kTN, bar0 + 8 * stage, pg, &zero);
+                issue_tile_tma(p, w, tile, n_tiles, stage, slot, tokok + stage * kTN, bar0 + 8 * stage, pg, &zero);
             else
-                issue_tile<KV8>(p, wk, tile, nt, slot, tokok + stage * kTN, tid, pg);
+                issue_tile<KV8>(p, w, tile, n_tiles, slot, tokok + stage * kTN, tid, pg);
         };
-        auto issue_pf = [&](int tile, const PagePrefetch& pg) {
-            issue_in(w, tile, n_tiles, (ring + tile) % C::STAGES, pg);
-        };
-        // issue index idx: the work's tile idx with pg's page, or (chaining) the next work's tile 0
-        // at idx == n_tiles, once
-        auto issue_idx = [&](int idx, const PagePrefetch& pg) {
-            if (chain && idx >= n_tiles) {
-                if (nw_ok && nw_tiles > 0 && idx == n_tiles) {
-                    if (!npf_ok) npf.fetch(p, nw, 0, nw_tiles, tid >> 2, (tid & 3) == 0);
-                    npf_ok = true;
-                    issue_in(nw, 0, nw_tiles, (ring + n_tiles) % C::STAGES, npf);
-                    issued0 = true;
-                }
-                return;
-            }
-            issue_pf(idx, pg);
-        };
-        const bool early = kChain && MLA_WG_EARLY && tma;  // the rows that chain
-        const int ahead = early ? C::STAGES : C::STAGES - 1;  // tiles issued before the loop
-        for (int s = chained ? 1 : 0; s < ahead; ++s) {
+#pragma unroll
+        for (int s = 0; s < C::STAGES - 1; ++s) {
             PagePrefetch pg;
             pg.fetch(p, w, s, n_tiles, tid >> 2, (tid & 3) == 0);
-            issue_idx(s, pg);
+            issue_pf(s, pg);
         }
         // the page of the tile the loop issues next, looked up one tile ahead
         PagePrefetch pf;
-        pf.fetch(p, w, ahead, n_tiles, tid >> 2, (tid & 3) == 0);
+        pf.fetch(p, w, C::STAGES - 1, n_tiles, tid >> 2, (tid & 3) == 0);
 
         // ---- per-thread state of the MMA warpgroups: columns (query rows) 8 j + 2 (lane & 3) + e ----
         float m_run[NI], l_run[NI], o[8][NR];
@@ -144,13 +87,12 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         const uint64_t dQ = sw128_desc(sbase + C::OFF_Q + wg * NQ * 128, 16, 1024);
         const int r0 = 16 * wl + (lane >> 2);  // this thread's output dims r0, r0 + 8 of a block
 
-        // index idx's copies with pf's page, then the next tile's page
-        auto issue_ahead = [&](int idx) {
-            issue_idx(idx, pf);
-            pf.fetch(p, w, idx + 1, n_tiles, tid >> 2, (tid & 3) == 0);
+        auto issue_ahead = [&](int tile) {  // tile's copies with pf's page; then the next tile's page
+            issue_pf(tile, pf);
+            pf.fetch(p, w, tile + 1, n_tiles, tid >> 2, (tid & 3) == 0);
         };
         for (int tile = 0; tile < n_tiles; ++tile) {
-            const int stage = (ring + tile) % C::STAGES;
+            const int stage = tile % C::STAGES;
             uint32_t kt_off;
             if (!tma) {
                 cp_wait<C::STAGES - 2>();
@@ -163,11 +105,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             if constexpr (!KV8) {
                 fence_proxy_async();  // cp.async / TMA data, zeroed rows (and Q) -> the MMA's async proxy
                 __syncthreads();      // (A) tile landed for all; the previous slot is free
-                if (chain && tile == 0 && nw_ok && !npf_ok) {
-                    npf.fetch(p, nw, 0, nw_tiles, tid >> 2, (tid & 3) == 0);
-                    npf_ok = true;
-                }
-                if (!early) issue_ahead(tile + C::STAGES - 1);
+                issue_ahead(tile + C::STAGES - 1);
                 kt_off = C::OFF_KV + stage * kTile;
             } else {
                 __syncthreads();  // (A) raw tile landed; the widened tile is free
@@ -177,26 +115,16 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 __syncthreads();  // (A') widened tile visible to the MMAs
                 kt_off = C::OFF_KVB;
             }
-            if (mma && !(MLA_WG_ABLATE & 4))
-                tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ,
-                                tokok + stage * kTN, w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
-            if (early) {  // (CTA-uniform)
-                const int idx = tile + C::STAGES;
-                if (idx < n_tiles || (chain && idx == n_tiles && nw_ok && nw_tiles > 0)) {
-                    __syncthreads();  // (B) the tile's MMAs are done: its slot is free
-                    issue_ahead(idx);
-                }
-            }
+            if (!mma || (MLA_WG_ABLATE & 4)) continue;
+
+            tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ, tokok + stage * kTN,
+                            w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
         }
         cp_wait<0>();
-        __syncthreads();  // every MMA done; the ring is idle (but for a chained tile 0) and stages the output
-        // the next work's Q under this epilogue (every MMA reading Q is done)
-        if (issued0) load_q<N, Q8>(p, nw, smem, sbase, C::OFF_Q, tid);
+        __syncthreads();  // every MMA done; the ring is idle and becomes the output staging
 
         // ---- epilogue: o = O / l * kv_scale (0 if no key), lse = (m + log2 l) ln 2 ----
-        // staged in the last tile's slot when chaining (the other may be filling), else from slot 0
-        const int stage_slot = kChain && n_tiles > 0 ? (ring + n_tiles - 1) % C::STAGES : 0;
-        float* obuf = reinterpret_cast<float*>(smem + C::OFF_KV + stage_slot * kTile);  // [N][kOPitch]
+        float* obuf = reinterpret_cast<float*>(smem + C::OFF_KV);  // [N][kOPitch]
         if (mma) {
             float inv[NI], lt[NI];
             column_sums<NQ>(l_run, red + wg * 4 * NQ, 1 + wg, lt);
@@ -222,7 +150,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         }
         __syncthreads();  // staged output visible
         store_rows(p, w, obuf, tid);
-        if (chain) ring += n_tiles;
     }
 }
 
