@@ -11,6 +11,11 @@
 #ifndef MLA_WG_ABLATE
 #define MLA_WG_ABLATE 0
 #endif
+// Measurement variant (session 9): -DMLA_WG_NC32=1 runs the 32-row tiles on both warpgroups, 16
+// query rows each, as the 64-row tiles run (shipped: 0, one MMA warpgroup).
+#ifndef MLA_WG_NC32
+#define MLA_WG_NC32 0
+#endif
 
 namespace mla_wg {
 
@@ -32,7 +37,7 @@ constexpr float kLn2 = 0.6931471805599453f;
 
 template <int N, bool KV8>
 struct Cfg {
-    static constexpr int NC = N == 64 ? 2 : 1;  // MMA warpgroups
+    static constexpr int NC = (N == 64 || (MLA_WG_NC32 && N == 32)) ? 2 : 1;  // MMA warpgroups
     static constexpr int NQ = N / NC;           // query rows per MMA warpgroup (16 or 32)
     static constexpr int STAGES = mla_decode_wg_stages(N, KV8);
     static constexpr int OFF_Q = 0;
