@@ -8,6 +8,14 @@
 //                  decode tile is one 73,728-byte page of 64 bf16 tokens) through a ring of
 //                  `slots` shared-memory slots, one cp.async.bulk per piece completing on the
 //                  slot's mbarrier, as the decode kernels' rings do, with no MMA work.
+//   hbm_read_tma   the same ring of pages, each page loaded as the decode kernels load a tile:
+//                  9 TMA boxes of 64 bf16 columns x 64 rows, 128-byte swizzle (tensor map
+//                  {576, 64, pages}, strides {1152, 73728} bytes).
+//   hbm_read_rows  the same ring of pages, each page as 64 cp.async.bulk copies of one 1152-byte
+//                  token row into rows of 1168 bytes (a layout ldmatrix reads without bank
+//                  conflicts), issued by the 32 lanes of one warp.
+// The page kernels take the page of each step from `order` (a permutation: identity, or random
+// as a KV cache's page table makes it), CTA b taking steps [b per, (b + 1) per).
 // Both write `sink` only if the folded value equals a constant no real data is expected to
 // give, so the loads cannot be dropped and nothing is written in practice.
 #include <stdint.h>
@@ -27,6 +35,74 @@ __device__ __forceinline__ uint32_t smem_u32(const void* p) {
 }
 
 constexpr uint32_t kNever = 0x9E3779B9u;
+constexpr uint32_t kPage = 64 * 1152;  // bytes of one 64-token bf16 page
+constexpr uint32_t kPitch = 1168;      // padded row of hbm_read_rows
+
+struct alignas(64) TensorMap {  // a CUtensorMap (cuTensorMapEncodeTiled), 128 bytes
+    uint64_t w[16];
+};
+
+__device__ __forceinline__ void mbar_init(uint64_t* bar) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_u32(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_expect(uint64_t* bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+    asm volatile(
+        "{\n.reg .pred done;\nW_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra W_%=;\n}\n" ::"r"(smem_u32(bar)), "r"(parity)
+        : "memory");
+}
+__device__ __forceinline__ void bulk(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     smem_u32(dst)),
+                 "l"(src), "r"(bytes), "r"(smem_u32(bar))
+                 : "memory");
+}
+__device__ __forceinline__ void tma_box(void* dst, const TensorMap* map, int c0, int c1, int c2, uint64_t* bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+        "[%5];\n" ::"r"(smem_u32(dst)),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar))
+        : "memory");
+}
+
+// The ring of pages shared by hbm_read_tma and hbm_read_rows: one warp; lane 0 waits and arms,
+// ISSUE(page, slot base, bar, lane) issues a page's copies (every lane calls it).
+template <typename Issue>
+__device__ __forceinline__ void page_ring(char* ring, uint32_t slot_bytes, const int32_t* order, uint32_t n_pages,
+                                          uint32_t slots, uint32_t* sink, Issue issue) {
+    __shared__ __align__(8) uint64_t bar[8];
+    const int lane = threadIdx.x;
+    if (threadIdx.x >= 32 || slots < 1 || slots > 8) return;
+    const uint32_t per = (n_pages + gridDim.x - 1) / gridDim.x;
+    const uint32_t c0 = blockIdx.x * per, c1 = c0 + per < n_pages ? c0 + per : n_pages;
+    if (lane == 0) {
+        for (uint32_t s = 0; s < slots; ++s) mbar_init(&bar[s]);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncwarp();
+    auto start = [&](uint32_t c, uint32_t s) {
+        if (lane == 0) mbar_expect(&bar[s], kPage);
+        __syncwarp();
+        issue(order ? order[c] : int32_t(c), ring + uint64_t(s) * slot_bytes, &bar[s], lane);
+    };
+    for (uint32_t s = 0; s < slots && c0 + s < c1; ++s) start(c0 + s, s);
+    uint32_t phase = 0, acc = 0;
+    for (uint32_t c = c0; c < c1; ++c) {
+        const uint32_t s = (c - c0) % slots;
+        mbar_wait(&bar[s], (phase >> s) & 1);
+        phase ^= 1u << s;
+        acc ^= *reinterpret_cast<const uint32_t*>(ring + uint64_t(s) * slot_bytes + 4 * lane);
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncwarp();
+        if (c + slots < c1) start(c + slots, s);
+    }
+    if (acc == kNever) sink[0] = acc;
+}
 
 }  // namespace
 
@@ -85,4 +161,26 @@ extern "C" __global__ void __launch_bounds__(32) hbm_read_bulk(const char* __res
         if (c + slots < c1) issue(c + slots, s);
     }
     if (acc == kNever) sink[0] = acc;
+}
+
+// Dynamic shared memory: slots * 73,728 bytes, 1024-byte aligned (the swizzle atoms). 32 threads.
+extern "C" __global__ void __launch_bounds__(32) hbm_read_tma(const __grid_constant__ TensorMap map,
+                                                            const int32_t* order, uint32_t n_pages, uint32_t slots,
+                                                            uint32_t* sink) {
+    extern __shared__ __align__(1024) char ring_t[];
+    page_ring(ring_t, kPage, order, n_pages, slots, sink, [&](int32_t page, char* slot, uint64_t* bar, int lane) {
+        if (lane == 0)
+            for (int b = 0; b < 9; ++b) tma_box(slot + b * 8192, &map, 64 * b, 0, page, bar);
+    });
+}
+
+// Dynamic shared memory: slots * 64 * 1168 bytes. 32 threads.
+extern "C" __global__ void __launch_bounds__(32) hbm_read_rows(const char* __restrict__ src, const int32_t* order,
+                                                             uint32_t n_pages, uint32_t slots, uint32_t* sink) {
+    extern __shared__ __align__(128) char ring_r[];
+    page_ring(ring_r, 64 * kPitch, order, n_pages, slots, sink, [&](int32_t page, char* slot, uint64_t* bar, int lane) {
+        const char* base = src + uint64_t(page) * kPage;
+        bulk(slot + lane * kPitch, base + lane * 1152, 1152, bar);
+        bulk(slot + (lane + 32) * kPitch, base + (lane + 32) * 1152, 1152, bar);
+    });
 }

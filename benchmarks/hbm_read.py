@@ -3,7 +3,10 @@
 
 Launches the kernels of benchmarks/hbm_read.cu (built by meson into
 <build>/benchmarks/hbm_read.cubin when nvcc is found) through the CUDA driver API (ctypes,
-torch's primary context and stream) and, as a third reading, torch.sum over the same bytes.
+torch's primary context and stream) and, as another reading, torch.sum over the same bytes:
+16-byte loads, a ring of bulk copies, and rings of 64-token pages loaded the decode kernels' way
+(9 TMA boxes with 128-byte swizzle) or as 64 row copies, with the pages in order or in a random
+order (as a page table places them).
 Each figure is the median over --iters launches, each timed by its own pair of CUDA events,
 the way `mla bench` times a decode. Prints one line per (kernel, configuration, size): µs, GB/s.
 The sizes are the KV bytes of the rows (bf16, 1152 bytes per token):
@@ -53,6 +56,9 @@ def main():
         return f
 
     f_ldg, f_bulk = function("hbm_read_ldg"), function("hbm_read_bulk")
+    f_tma, f_rows = function("hbm_read_tma"), function("hbm_read_rows")
+    encode = cuda.cuTensorMapEncodeTiled
+    page = 64 * 1152
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
 
     def launch(f, grid, block, smem, params):  # params: ctypes values, in the kernel's order
@@ -73,7 +79,7 @@ def main():
         return statistics.median(times)
 
     def report(kind, config, name, nbytes, target, us):
-        print(f"{kind:5s} {config:28s} {name:18s} {us:9.1f} us {nbytes / us / 1e3:8.0f} GB/s"
+        print(f"{kind:5s} {config:34s} {name:18s} {us:9.1f} us {nbytes / us / 1e3:8.0f} GB/s"
               f"   (row target {target:.0f} us)", flush=True)
 
     src = buf.data_ptr()
@@ -93,6 +99,33 @@ def main():
                                           [ctypes.c_uint64(src), ctypes.c_uint64(n_chunks), ctypes.c_uint32(chunk),
                                            ctypes.c_uint32(slots), ctypes.c_uint64(sink.data_ptr())]))
                 report("bulk", f"{grid} CTAs, {slots} x {chunk} B", name, n_chunks * chunk, target, us)
+        n_pages = nbytes // page
+        ident = torch.arange(n_pages, dtype=torch.int32, device=dev)
+        rand = torch.randperm(n_pages, device=dev).to(torch.int32)
+        # CUtensorMap (64-byte aligned): bf16 {576, 64, pages}, box {64, 64, 1}, 128-byte swizzle, L2 256 B
+        tmap_store = (ctypes.c_uint64 * 32)()
+        tmap = (ctypes.c_uint64 * 16).from_address((ctypes.addressof(tmap_store) + 63) // 64 * 64)
+        dims = (ctypes.c_uint64 * 3)(576, 64, n_pages)
+        strides = (ctypes.c_uint64 * 2)(1152, page)
+        box = (ctypes.c_uint32 * 3)(64, 64, 1)
+        ones = (ctypes.c_uint32 * 3)(1, 1, 1)
+        check(encode(ctypes.byref(tmap), 9, 3, ctypes.c_void_p(src), dims, strides, box, ones, 0, 3, 3, 0),
+              "cuTensorMapEncodeTiled")
+        for slots in (2, 3):
+            for oname, order in (("in order", ident), ("random order", rand)):
+                smem = slots * page
+                check(cuda.cuFuncSetAttribute(f_tma, 8, smem), "cuFuncSetAttribute")
+                us = timed(lambda: launch(f_tma, 128, 32, smem,
+                                          [tmap, ctypes.c_uint64(order.data_ptr()), ctypes.c_uint32(n_pages),
+                                           ctypes.c_uint32(slots), ctypes.c_uint64(sink.data_ptr())]))
+                report("tma", f"128 CTAs, {slots} pages, {oname}", name, n_pages * page, target, us)
+                smem = slots * 64 * 1168
+                check(cuda.cuFuncSetAttribute(f_rows, 8, smem), "cuFuncSetAttribute")
+                us = timed(lambda: launch(f_rows, 128, 32, smem,
+                                          [ctypes.c_uint64(src), ctypes.c_uint64(order.data_ptr()),
+                                           ctypes.c_uint32(n_pages), ctypes.c_uint32(slots),
+                                           ctypes.c_uint64(sink.data_ptr())]))
+                report("rows", f"128 CTAs, {slots} pages, {oname}", name, n_pages * page, target, us)
         view = buf[:nbytes].view(torch.float32)
         us = timed(lambda: torch.sum(view))
         report("torch", "torch.sum (fp32)", name, nbytes, target, us)
