@@ -14,6 +14,11 @@
 //   hbm_read_rows  the same ring of pages, each page as 64 cp.async.bulk copies of one 1152-byte
 //                  token row into rows of 1168 bytes (a layout ldmatrix reads without bank
 //                  conflicts), issued by the 32 lanes of one warp.
+//   hbm_read_relayout  the candidate for the decode kernels' loads (docs/kernels.md next steps 8):
+//                  each page as two bulk copies of half a page (36,864 B) into a raw ring of
+//                  `raw` slots, re-laid by warpgroup 1 into one of `tiles` 128-byte-swizzled tiles
+//                  (the layout the TMA boxes give), which warpgroup 0 takes and frees as an MMA
+//                  warpgroup would (reading one word of it).
 // The page kernels take the page of each step from `order` (a permutation: identity, or random
 // as a KV cache's page table makes it), CTA b taking steps [b per, (b + 1) per).
 // Both write `sink` only if the folded value equals a constant no real data is expected to
@@ -42,8 +47,11 @@ struct alignas(64) TensorMap {  // a CUtensorMap (cuTensorMapEncodeTiled), 128 b
     uint64_t w[16];
 };
 
-__device__ __forceinline__ void mbar_init(uint64_t* bar) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_u32(bar)) : "memory");
+__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count = 1) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
 }
 __device__ __forceinline__ void mbar_expect(uint64_t* bar, uint32_t bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
@@ -183,4 +191,76 @@ extern "C" __global__ void __launch_bounds__(32) hbm_read_rows(const char* __res
         bulk(slot + lane * kPitch, base + lane * 1152, 1152, bar);
         bulk(slot + (lane + 32) * kPitch, base + (lane + 32) * 1152, 1152, bar);
     });
+}
+
+// Dynamic shared memory: raw * 36,864 + tiles * 73,728 bytes (raw <= 6, tiles <= 2), 1024-byte
+// aligned. 256 threads: warpgroup 0 consumes tiles, warpgroup 1 loads and re-lays.
+extern "C" __global__ void __launch_bounds__(256) hbm_read_relayout(const char* __restrict__ src, const int32_t* order,
+                                                                  uint32_t n_pages, uint32_t raw, uint32_t tiles,
+                                                                  uint32_t* sink) {
+    constexpr uint32_t kHalf = kPage / 2;
+    extern __shared__ __align__(1024) char sm[];
+    __shared__ __align__(8) uint64_t raw_full[6], tile_full[2], tile_empty[2];
+    if (raw < 1 || raw > 6 || tiles < 1 || tiles > 2) return;
+    char* tile_base = sm + raw * kHalf;  // raw * 36,864 is a multiple of 1024
+    const int tid = threadIdx.x, wt = tid & 127;
+    const uint32_t per = (n_pages + gridDim.x - 1) / gridDim.x;
+    const uint32_t c0 = blockIdx.x * per, c1 = c0 + per < n_pages ? c0 + per : n_pages;
+    const uint32_t n = c1 > c0 ? c1 - c0 : 0, n_halves = 2 * n;
+    if (tid == 0) {
+        for (uint32_t s = 0; s < raw; ++s) mbar_init(&raw_full[s]);
+        for (uint32_t s = 0; s < tiles; ++s) mbar_init(&tile_full[s], 128), mbar_init(&tile_empty[s], 128);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    auto issue_half = [&](uint32_t k) {  // half k of this CTA's pages into raw slot k % raw
+        const uint32_t s = k % raw;
+        const int32_t page = order ? order[c0 + k / 2] : int32_t(c0 + k / 2);
+        mbar_expect(&raw_full[s], kHalf);
+        bulk(sm + uint64_t(s) * kHalf, src + uint64_t(page) * kPage + (k & 1) * kHalf, kHalf, &raw_full[s]);
+    };
+    uint32_t acc = 0;
+    if (tid < 128) {  // warpgroup 0: takes tile p, frees it
+        uint32_t ph = 0;
+        for (uint32_t p = 0; p < n; ++p) {
+            const uint32_t s = p % tiles;
+            mbar_wait(&tile_full[s], (ph >> s) & 1);
+            ph ^= 1u << s;
+            acc ^= *reinterpret_cast<const uint32_t*>(tile_base + s * kPage + 4 * tid);
+            mbar_arrive(&tile_empty[s]);
+        }
+    } else {  // warpgroup 1: loads halves, re-lays them
+        if (wt == 0)
+            for (uint32_t k = 0; k < raw && k < n_halves; ++k) issue_half(k);
+        uint32_t ph_raw = 0, ph_empty = 0;
+        for (uint32_t p = 0; p < n; ++p) {
+            const uint32_t s = p % tiles;
+            if (p >= tiles) {  // warpgroup 0 is done with this tile's previous page
+                mbar_wait(&tile_empty[s], (ph_empty >> s) & 1);
+                ph_empty ^= 1u << s;
+            }
+            char* tile = tile_base + s * kPage;
+            for (uint32_t h = 0; h < 2; ++h) {
+                const uint32_t k = 2 * p + h, rs = k % raw;
+                mbar_wait(&raw_full[rs], (ph_raw >> rs) & 1);
+                ph_raw ^= 1u << rs;
+                const char* half = sm + uint64_t(rs) * kHalf;
+                // 32 rows x 72 chunks of 16 B: chunk c (row c / 72, column chunk c % 72) -> block
+                // (c % 72) / 8, row 32 h + c / 72, swizzled chunk ((c % 8) ^ (row & 7))
+#pragma unroll 6
+                for (int c = wt; c < 32 * 72; c += 128) {
+                    const int r = 32 * h + c / 72, q = c % 72;
+                    const uint4 v = *reinterpret_cast<const uint4*>(half + 16 * c);
+                    *reinterpret_cast<uint4*>(tile + (q >> 3) * 8192 + r * 128 + (((q & 7) ^ (r & 7)) << 4)) = v;
+                }
+                asm volatile("bar.sync 1, 128;\n" ::: "memory");  // every read of the raw slot done
+                if (wt == 0 && k + raw < n_halves) {
+                    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                    issue_half(k + raw);
+                }
+            }
+            mbar_arrive(&tile_full[s]);
+        }
+    }
+    if (acc == kNever) sink[0] = acc;
 }

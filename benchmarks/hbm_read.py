@@ -6,7 +6,7 @@ Launches the kernels of benchmarks/hbm_read.cu (built by meson into
 torch's primary context and stream) and, as another reading, torch.sum over the same bytes:
 16-byte loads, a ring of bulk copies, and rings of 64-token pages loaded the decode kernels' way
 (9 TMA boxes with 128-byte swizzle) or as 64 row copies, with the pages in order or in a random
-order (as a page table places them).
+order (as a page table places them), and half-page bulk copies re-laid into swizzled tiles.
 Each figure is the median over --iters launches, each timed by its own pair of CUDA events,
 the way `mla bench` times a decode. Prints one line per (kernel, configuration, size): µs, GB/s.
 The sizes are the KV bytes of the rows (bf16, 1152 bytes per token):
@@ -57,6 +57,7 @@ def main():
 
     f_ldg, f_bulk = function("hbm_read_ldg"), function("hbm_read_bulk")
     f_tma, f_rows = function("hbm_read_tma"), function("hbm_read_rows")
+    f_relayout = function("hbm_read_relayout")
     encode = cuda.cuTensorMapEncodeTiled
     page = 64 * 1152
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
@@ -79,7 +80,7 @@ def main():
         return statistics.median(times)
 
     def report(kind, config, name, nbytes, target, us):
-        print(f"{kind:5s} {config:34s} {name:18s} {us:9.1f} us {nbytes / us / 1e3:8.0f} GB/s"
+        print(f"{kind:5s} {config:40s} {name:18s} {us:9.1f} us {nbytes / us / 1e3:8.0f} GB/s"
               f"   (row target {target:.0f} us)", flush=True)
 
     src = buf.data_ptr()
@@ -126,6 +127,18 @@ def main():
                                            ctypes.c_uint32(n_pages), ctypes.c_uint32(slots),
                                            ctypes.c_uint64(sink.data_ptr())]))
                 report("rows", f"128 CTAs, {slots} pages, {oname}", name, n_pages * page, target, us)
+        # half-page bulk copies re-laid into swizzled tiles (raw slots, tiles): the layouts that fit
+        # beside Q in the 16-row kernel (3, 1) and around it (docs/kernels.md next steps 8)
+        for raw, tiles, oname, order in ((2, 1, "in order", ident), (3, 1, "in order", ident),
+                                         (4, 1, "in order", ident), (2, 2, "in order", ident),
+                                         (3, 1, "random order", rand)):
+            smem = raw * page // 2 + tiles * page
+            check(cuda.cuFuncSetAttribute(f_relayout, 8, smem), "cuFuncSetAttribute")
+            us = timed(lambda: launch(f_relayout, 128, 256, smem,
+                                      [ctypes.c_uint64(src), ctypes.c_uint64(order.data_ptr()),
+                                       ctypes.c_uint32(n_pages), ctypes.c_uint32(raw), ctypes.c_uint32(tiles),
+                                       ctypes.c_uint64(sink.data_ptr())]))
+            report("relay", f"128 CTAs, {raw} halves, {tiles} tiles, {oname}", name, n_pages * page, target, us)
         view = buf[:nbytes].view(torch.float32)
         us = timed(lambda: torch.sum(view))
         report("torch", "torch.sum (fp32)", name, nbytes, target, us)
