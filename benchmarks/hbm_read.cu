@@ -18,11 +18,14 @@
 //                  each page as two bulk copies of half a page (36,864 B) into a raw ring of
 //                  `raw` slots, re-laid by warpgroup 1 into one of `tiles` 128-byte-swizzled tiles
 //                  (the layout the TMA boxes give), which warpgroup 0 takes and frees as an MMA
-//                  warpgroup would (reading one word of it).
+//                  warpgroup would. Warpgroup 0 reads one word of each tile, so the MMAs' operand
+//                  reads do not compete with the re-layout here: its figure is a best case.
 // The page kernels take the page of each step from `order` (a permutation: identity, or random
 // as a KV cache's page table makes it), CTA b taking steps [b per, (b + 1) per).
-// Both write `sink` only if the folded value equals a constant no real data is expected to
-// give, so the loads cannot be dropped and nothing is written in practice.
+// Each kernel writes `sink` only if the value it folds from the loaded bytes equals a constant no
+// real data is expected to give, so the loads cannot be dropped and nothing is written in
+// practice. hbm_read_tma and hbm_read_relayout also copy CTA 0's first tile to `dump` when it is
+// not null (the .py compares the two: the re-layout must give the TMA boxes' layout).
 #include <stdint.h>
 
 namespace {
@@ -78,11 +81,12 @@ __device__ __forceinline__ void tma_box(void* dst, const TensorMap* map, int c0,
         : "memory");
 }
 
-// The ring of pages shared by hbm_read_tma and hbm_read_rows: one warp; lane 0 waits and arms,
-// ISSUE(page, slot base, bar, lane) issues a page's copies (every lane calls it).
+// The ring of pages shared by hbm_read_tma and hbm_read_rows: one warp; every lane waits, lane 0
+// arms, ISSUE(page, slot base, bar, lane) issues a page's copies (every lane calls it). With
+// `dump`, CTA 0 copies its first landed slot there (slot_bytes bytes).
 template <typename Issue>
 __device__ __forceinline__ void page_ring(char* ring, uint32_t slot_bytes, const int32_t* order, uint32_t n_pages,
-                                          uint32_t slots, uint32_t* sink, Issue issue) {
+                                          uint32_t slots, uint32_t* sink, char* dump, Issue issue) {
     __shared__ __align__(8) uint64_t bar[8];
     const int lane = threadIdx.x;
     if (threadIdx.x >= 32 || slots < 1 || slots > 8) return;
@@ -104,6 +108,9 @@ __device__ __forceinline__ void page_ring(char* ring, uint32_t slot_bytes, const
         const uint32_t s = (c - c0) % slots;
         mbar_wait(&bar[s], (phase >> s) & 1);
         phase ^= 1u << s;
+        if (dump && blockIdx.x == 0 && c == c0)
+            for (uint32_t i = 16 * lane; i < slot_bytes; i += 16 * 32)
+                *reinterpret_cast<uint4*>(dump + i) = *reinterpret_cast<const uint4*>(ring + uint64_t(s) * slot_bytes + i);
         acc ^= *reinterpret_cast<const uint32_t*>(ring + uint64_t(s) * slot_bytes + 4 * lane);
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         __syncwarp();
@@ -174,9 +181,9 @@ extern "C" __global__ void __launch_bounds__(32) hbm_read_bulk(const char* __res
 // Dynamic shared memory: slots * 73,728 bytes, 1024-byte aligned (the swizzle atoms). 32 threads.
 extern "C" __global__ void __launch_bounds__(32) hbm_read_tma(const __grid_constant__ TensorMap map,
                                                             const int32_t* order, uint32_t n_pages, uint32_t slots,
-                                                            uint32_t* sink) {
+                                                            uint32_t* sink, char* dump) {
     extern __shared__ __align__(1024) char ring_t[];
-    page_ring(ring_t, kPage, order, n_pages, slots, sink, [&](int32_t page, char* slot, uint64_t* bar, int lane) {
+    page_ring(ring_t, kPage, order, n_pages, slots, sink, dump, [&](int32_t page, char* slot, uint64_t* bar, int lane) {
         if (lane == 0)
             for (int b = 0; b < 9; ++b) tma_box(slot + b * 8192, &map, 64 * b, 0, page, bar);
     });
@@ -186,7 +193,7 @@ extern "C" __global__ void __launch_bounds__(32) hbm_read_tma(const __grid_const
 extern "C" __global__ void __launch_bounds__(32) hbm_read_rows(const char* __restrict__ src, const int32_t* order,
                                                              uint32_t n_pages, uint32_t slots, uint32_t* sink) {
     extern __shared__ __align__(128) char ring_r[];
-    page_ring(ring_r, 64 * kPitch, order, n_pages, slots, sink, [&](int32_t page, char* slot, uint64_t* bar, int lane) {
+    page_ring(ring_r, 64 * kPitch, order, n_pages, slots, sink, nullptr, [&](int32_t page, char* slot, uint64_t* bar, int lane) {
         const char* base = src + uint64_t(page) * kPage;
         bulk(slot + lane * kPitch, base + lane * 1152, 1152, bar);
         bulk(slot + (lane + 32) * kPitch, base + (lane + 32) * 1152, 1152, bar);
@@ -197,7 +204,7 @@ extern "C" __global__ void __launch_bounds__(32) hbm_read_rows(const char* __res
 // aligned. 256 threads: warpgroup 0 consumes tiles, warpgroup 1 loads and re-lays.
 extern "C" __global__ void __launch_bounds__(256) hbm_read_relayout(const char* __restrict__ src, const int32_t* order,
                                                                   uint32_t n_pages, uint32_t raw, uint32_t tiles,
-                                                                  uint32_t* sink) {
+                                                                  uint32_t* sink, char* dump) {
     constexpr uint32_t kHalf = kPage / 2;
     extern __shared__ __align__(1024) char sm[];
     __shared__ __align__(8) uint64_t raw_full[6], tile_full[2], tile_empty[2];
@@ -226,6 +233,9 @@ extern "C" __global__ void __launch_bounds__(256) hbm_read_relayout(const char* 
             const uint32_t s = p % tiles;
             mbar_wait(&tile_full[s], (ph >> s) & 1);
             ph ^= 1u << s;
+            if (dump && blockIdx.x == 0 && p == 0)
+                for (uint32_t i = 16 * tid; i < kPage; i += 16 * 128)
+                    *reinterpret_cast<uint4*>(dump + i) = *reinterpret_cast<const uint4*>(tile_base + s * kPage + i);
             acc ^= *reinterpret_cast<const uint32_t*>(tile_base + s * kPage + 4 * tid);
             mbar_arrive(&tile_empty[s]);
         }
@@ -259,6 +269,8 @@ extern "C" __global__ void __launch_bounds__(256) hbm_read_relayout(const char* 
                     issue_half(k + raw);
                 }
             }
+            // as a kernel whose MMAs read the tile must: the generic stores before the async proxy
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
             mbar_arrive(&tile_full[s]);
         }
     }

@@ -7,8 +7,10 @@ torch's primary context and stream) and, as another reading, torch.sum over the 
 16-byte loads, a ring of bulk copies, and rings of 64-token pages loaded the decode kernels' way
 (9 TMA boxes with 128-byte swizzle) or as 64 row copies, with the pages in order or in a random
 order (as a page table places them), and half-page bulk copies re-laid into swizzled tiles.
-Each figure is the median over --iters launches, each timed by its own pair of CUDA events,
-the way `mla bench` times a decode. Prints one line per (kernel, configuration, size): µs, GB/s.
+Each figure is the mean over --iters launches enqueued back to back between one pair of CUDA
+events (the launch arguments built before), so no host time between launches is counted.
+Prints one line per (kernel, configuration, size): µs, GB/s; then whether the re-layout kernel's
+tile equals the TMA boxes' tile of the same page (CTA 0's first page, byte for byte).
 The sizes are the KV bytes of the rows (bf16, 1152 bytes per token):
   b 128 x s_k 4096 (604 MB), b 128 x s_k 16384 (2.42 GB), b 1536 x s_k 2048 (3.62 GB).
 
@@ -17,7 +19,6 @@ Needs torch with CUDA and an sm_90a GPU (the cubin's arch).
 """
 import argparse
 import ctypes
-import statistics
 
 import torch
 
@@ -64,30 +65,33 @@ def main():
 
     def launch(f, grid, block, smem, params):  # params: ctypes values, in the kernel's order
         ptrs = (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
-        check(cuda.cuLaunchKernel(f, grid, 1, 1, block, 1, 1, smem, stream, ptrs, None), "cuLaunchKernel")
+
+        def run():  # the arguments stay alive with the closure
+            check(cuda.cuLaunchKernel(f, grid, 1, 1, block, 1, 1, smem, stream, ptrs, None), "cuLaunchKernel")
+        run.keep = params
+        return run
 
     def timed(run):
         for _ in range(3):
             run()
-        times = []
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
         for _ in range(args.iters):
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
             run()
-            b.record()
-            b.synchronize()
-            times.append(a.elapsed_time(b) * 1000.0)
-        return statistics.median(times)
+        b.record()
+        b.synchronize()
+        return a.elapsed_time(b) * 1000.0 / args.iters
 
     def report(kind, config, name, nbytes, target, us):
         print(f"{kind:5s} {config:40s} {name:18s} {us:9.1f} us {nbytes / us / 1e3:8.0f} GB/s"
               f"   (row target {target:.0f} us)", flush=True)
 
     src = buf.data_ptr()
+    layout_ok = None
     for name, nbytes, target in ROWS:
         for per_sm in (4, 8):
             grid = per_sm * sms
-            us = timed(lambda: launch(f_ldg, grid, 256, 0,
+            us = timed(launch(f_ldg, grid, 256, 0,
                                       [ctypes.c_uint64(src), ctypes.c_uint64(nbytes // 16),
                                        ctypes.c_uint64(sink.data_ptr())]))
             report("ldg", f"{grid} CTAs x 256", name, nbytes, target, us)
@@ -96,7 +100,7 @@ def main():
             check(cuda.cuFuncSetAttribute(f_bulk, 8, smem), "cuFuncSetAttribute")  # max dynamic smem
             n_chunks = nbytes // chunk
             for grid in (sms, 128):
-                us = timed(lambda: launch(f_bulk, grid, 32, smem,
+                us = timed(launch(f_bulk, grid, 32, smem,
                                           [ctypes.c_uint64(src), ctypes.c_uint64(n_chunks), ctypes.c_uint32(chunk),
                                            ctypes.c_uint32(slots), ctypes.c_uint64(sink.data_ptr())]))
                 report("bulk", f"{grid} CTAs, {slots} x {chunk} B", name, n_chunks * chunk, target, us)
@@ -116,13 +120,14 @@ def main():
             for oname, order in (("in order", ident), ("random order", rand)):
                 smem = slots * page
                 check(cuda.cuFuncSetAttribute(f_tma, 8, smem), "cuFuncSetAttribute")
-                us = timed(lambda: launch(f_tma, 128, 32, smem,
+                us = timed(launch(f_tma, 128, 32, smem,
                                           [tmap, ctypes.c_uint64(order.data_ptr()), ctypes.c_uint32(n_pages),
-                                           ctypes.c_uint32(slots), ctypes.c_uint64(sink.data_ptr())]))
+                                           ctypes.c_uint32(slots), ctypes.c_uint64(sink.data_ptr()),
+                                           ctypes.c_uint64(0)]))
                 report("tma", f"128 CTAs, {slots} pages, {oname}", name, n_pages * page, target, us)
                 smem = slots * 64 * 1168
                 check(cuda.cuFuncSetAttribute(f_rows, 8, smem), "cuFuncSetAttribute")
-                us = timed(lambda: launch(f_rows, 128, 32, smem,
+                us = timed(launch(f_rows, 128, 32, smem,
                                           [ctypes.c_uint64(src), ctypes.c_uint64(order.data_ptr()),
                                            ctypes.c_uint32(n_pages), ctypes.c_uint32(slots),
                                            ctypes.c_uint64(sink.data_ptr())]))
@@ -134,15 +139,29 @@ def main():
                                          (3, 1, "random order", rand)):
             smem = raw * page // 2 + tiles * page
             check(cuda.cuFuncSetAttribute(f_relayout, 8, smem), "cuFuncSetAttribute")
-            us = timed(lambda: launch(f_relayout, 128, 256, smem,
+            us = timed(launch(f_relayout, 128, 256, smem,
                                       [ctypes.c_uint64(src), ctypes.c_uint64(order.data_ptr()),
                                        ctypes.c_uint32(n_pages), ctypes.c_uint32(raw), ctypes.c_uint32(tiles),
-                                       ctypes.c_uint64(sink.data_ptr())]))
+                                       ctypes.c_uint64(sink.data_ptr()), ctypes.c_uint64(0)]))
             report("relay", f"128 CTAs, {raw} halves, {tiles} tiles, {oname}", name, n_pages * page, target, us)
         view = buf[:nbytes].view(torch.float32)
-        us = timed(lambda: torch.sum(view))
+        us = timed(lambda: torch.sum(view))  # (torch's own launch path, between the same events)
         report("torch", "torch.sum (fp32)", name, nbytes, target, us)
+        if nbytes == ROWS[0][1]:  # the layout check, once: CTA 0's first page by both kernels
+            dumps = torch.zeros(2, page, dtype=torch.uint8, device=dev)
+            check(cuda.cuFuncSetAttribute(f_tma, 8, 2 * page), "cuFuncSetAttribute")
+            launch(f_tma, 128, 32, 2 * page,
+                   [tmap, ctypes.c_uint64(ident.data_ptr()), ctypes.c_uint32(n_pages), ctypes.c_uint32(2),
+                    ctypes.c_uint64(sink.data_ptr()), ctypes.c_uint64(dumps[0].data_ptr())])()
+            check(cuda.cuFuncSetAttribute(f_relayout, 8, 3 * page // 2 + page), "cuFuncSetAttribute")
+            launch(f_relayout, 128, 256, 3 * page // 2 + page,
+                   [ctypes.c_uint64(src), ctypes.c_uint64(ident.data_ptr()), ctypes.c_uint32(n_pages),
+                    ctypes.c_uint32(3), ctypes.c_uint32(1), ctypes.c_uint64(sink.data_ptr()),
+                    ctypes.c_uint64(dumps[1].data_ptr())])()
+            torch.cuda.synchronize()
+            layout_ok = bool(torch.equal(dumps[0], dumps[1])) and bool(dumps[0].any())
     torch.cuda.synchronize()
+    print("re-layout tile equals the TMA boxes' tile (page 0, byte for byte):", layout_ok)
     print("sink (0 expected):", sink.tolist())
 
 

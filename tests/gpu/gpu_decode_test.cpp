@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
     // page runs per tile (8, 32), tiles inside a page (128, 256: boxes at page offsets 64, 128,
     // ...), with NaN past each length and in unused slots; then many short works per CTA, whose
     // tile counts are odd and even in turn (the slots' mbarrier parity, and the qm TMA body's
-    // named barriers, carried across works; the transposed kernels' chained works)
+    // named barriers, carried across works)
     {
         const int tma_pages[4] = {8, 32, 128, 256};
         const int tma_shapes[5][2] = {{16, 1}, {32, 1}, {16, 2}, {64, 1}, {128, 1}};
@@ -244,9 +244,8 @@ int main(int argc, char** argv) {
                 s.seed = 3000 + pi * 10 + si;
                 report(s, run_case(ctx, s), "tma ");
             }
-        // (heads, qlen, share of requests with no KV): the transposed kernels chain works (the
-        // next work's tile 0 and Q issued under the current one's end), so works without tiles and
-        // M = 32 are among them
+        // (heads, qlen, requests with no KV): 16, 64 and 32 rows (M = 32 also as 16 heads x MTP 2
+        // at page 16), the last two with works that have no tile
         const int many[4][3] = {{16, 1, 0}, {64, 1, 0}, {32, 1, 1}, {16, 2, 1}};
         for (int mi = 0; mi < 4; ++mi) {
             if (quick && mi >= 2) continue;

@@ -46,33 +46,19 @@ using mla_lse::finite_lse;
 __device__ __forceinline__ void wait_for_decode() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 
 // Request b of folded row f (qo_indptr[b] * r <= f < qo_indptr[b + 1] * r), its query token t
-// (rel % L) and head group g (rel / L); false when the request has no query token. qo0 / qo1 /
-// qoB: qo_indptr[0] / [1] / [batch_size], which the caller loads together with its other first
-// loads (one round trip, not one more after them, when the row is request 0's: always for b =
-// 1). When every request could have qoB / B query tokens, the request that holds f if they do is
-// checked first (one round trip, both bounds); only if it does not hold f (ragged qo_indptr) does
-// the binary search run (log2 B dependent loads: 6 round trips at B = 64, ~3 µs of the reducer,
-// docs/performance.md session 9).
-__device__ __forceinline__ bool row_of(const mla_reduce_params& p, int f, int qo0, int qo1, int qoB, int& b,
-                                       int& t, int& g) {
-    const int r = p.qk_batch_ratio, B = p.batch_size;
-    int qo_b = -1, qo_e = 0;
-    if (B > 1 && qoB > 0 && qoB % B == 0) {
-        const int bg = min(f / (r * (qoB / B)), B - 1);
-        const int a0 = p.qo_indptr[bg], a1 = p.qo_indptr[bg + 1];
-        if ((int64_t)a0 * r <= f && f < (int64_t)a1 * r) b = bg, qo_b = a0, qo_e = a1;
+// (rel % L) and head group g (rel / L); false when the request has no query token. qo0 / qo1:
+// qo_indptr[0] / [1], which the caller loads together with its other first loads (one round
+// trip, not one more after them, when the row is request 0's: always for b = 1).
+__device__ __forceinline__ bool row_of(const mla_reduce_params& p, int f, int qo0, int qo1, int& b, int& t,
+                                       int& g) {
+    const int r = p.qk_batch_ratio;
+    int lo = 0, hi = p.batch_size - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if ((int64_t)p.qo_indptr[mid] * r <= f) lo = mid; else hi = mid - 1;
     }
-    if (qo_b < 0) {
-        int lo = 0, hi = B - 1;
-        while (lo < hi) {
-            const int mid = (lo + hi + 1) >> 1;
-            if ((int64_t)p.qo_indptr[mid] * r <= f) lo = mid; else hi = mid - 1;
-        }
-        b = lo;
-        qo_b = b == 0 ? qo0 : p.qo_indptr[b];
-        qo_e = b == 0 ? qo1 : p.qo_indptr[b + 1];
-    }
-    const int L = qo_e - qo_b;
+    b = lo;
+    const int qo_b = b == 0 ? qo0 : p.qo_indptr[b], L = (b == 0 ? qo1 : p.qo_indptr[b + 1]) - qo_b;
     if (L <= 0) return false;
     const int rel = f - qo_b * r;
     g = rel / L;
@@ -110,11 +96,9 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_bf16(const __grid_c
     wait_for_decode();
     const int tile = blockIdx.x;
     if (tile >= p.num_tiles) return;
-    // the first loads depend on nothing but the tile: issued together, before any branch on them
     const int f0 = p.reduce_indptr[tile], f1 = p.reduce_indptr[tile + 1];
-    const int qs = p.reduce_final_map[2 * tile], qe = p.reduce_final_map[2 * tile + 1];
-    const int qo0 = p.qo_indptr[0], qo1 = p.qo_indptr[1], qoB = p.qo_indptr[p.batch_size];
     if (f1 <= f0) return;  // unsplit tile: the decode kernel wrote it
+    const int qs = p.reduce_final_map[2 * tile], qe = p.reduce_final_map[2 * tile + 1];
     const int Hk = p.kernel_heads;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int S = min(max((int)(blockDim.x >> 5) / kSlots, 1), kMaxSplit);  // warps per unit
@@ -131,7 +115,7 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_bf16(const __grid_c
             const int pr = u >> 2;
             const int i = pr / Hk;
             h = pr % Hk;
-            has_row = row_of(p, qs + i, qo0, qo1, qoB, b, t, g);  // folded row qs + i
+            has_row = row_of(p, qs + i, p.qo_indptr[0], p.qo_indptr[1], b, t, g);  // folded row qs + i
             if (has_row) {
                 // lse* over all fragments (every warp of the slot computes it)
                 float m = -INFINITY;
@@ -205,14 +189,14 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_wide_bf16(const __g
     // the first loads depend on nothing but the tile: issued together, before any branch on them
     const int f0 = p.reduce_indptr[tile], f1 = p.reduce_indptr[tile + 1];
     const int qs = p.reduce_final_map[2 * tile], qe = p.reduce_final_map[2 * tile + 1];
-    const int qo0 = p.qo_indptr[0], qo1 = p.qo_indptr[1], qoB = p.qo_indptr[p.batch_size];
+    const int qo0 = p.qo_indptr[0], qo1 = p.qo_indptr[1];
     if (f1 <= f0) return;  // unsplit tile: the decode kernel wrote it
     const int Hk = p.kernel_heads;
     const int u = blockIdx.y;  // unit (row, head, quarter): every early return is CTA-uniform
     if (u >= (qe - qs) * Hk * 4) return;
     const int quarter = u & 3, i = (u >> 2) / Hk, h = (u >> 2) % Hk;
     int b, t, g;
-    if (!row_of(p, qs + i, qo0, qo1, qoB, b, t, g)) return;
+    if (!row_of(p, qs + i, qo0, qo1, b, t, g)) return;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 
     // pass 1: lse* over every fragment; the first chunk's rows and lse_k stay in shared memory
