@@ -5,8 +5,9 @@ Launches the kernels of benchmarks/hbm_read.cu (built by meson into
 <build>/benchmarks/hbm_read.cubin when nvcc is found) through the CUDA driver API (ctypes,
 torch's primary context and stream) and, as another reading, torch.sum over the same bytes:
 16-byte loads, a ring of bulk copies, and rings of 64-token pages loaded the decode kernels' way
-(9 TMA boxes with 128-byte swizzle) or as 64 row copies, with the pages in order or in a random
-order (as a page table places them), and half-page bulk copies re-laid into swizzled tiles.
+(9 TMA boxes with 128-byte swizzle, also at the tensor map's other L2 promotions) or as 64 row
+copies, with the pages in order or in a random order (as a page table places them), and
+half-page bulk copies re-laid into swizzled tiles.
 Each figure is the mean over --iters launches enqueued back to back between one pair of CUDA
 events (the launch arguments built before), so no host time between launches is counted.
 Prints one line per (kernel, configuration, size): µs, GB/s; then whether the re-layout kernel's
@@ -114,8 +115,18 @@ def main():
         strides = (ctypes.c_uint64 * 2)(1152, page)
         box = (ctypes.c_uint32 * 3)(64, 64, 1)
         ones = (ctypes.c_uint32 * 3)(1, 1, 1)
-        check(encode(ctypes.byref(tmap), 9, 3, ctypes.c_void_p(src), dims, strides, box, ones, 0, 3, 3, 0),
-              "cuTensorMapEncodeTiled")
+        # the decode kernels' map has L2 promotion 256 B (3); first the other promotions (0 none, 1
+        # 64 B, 2 128 B) with 2 slots in order, then 3 for the rest
+        for promo in (0, 1, 2, 3):
+            check(encode(ctypes.byref(tmap), 9, 3, ctypes.c_void_p(src), dims, strides, box, ones, 0, 3, promo, 0),
+                  "cuTensorMapEncodeTiled")
+            if promo == 3:
+                break
+            check(cuda.cuFuncSetAttribute(f_tma, 8, 2 * page), "cuFuncSetAttribute")
+            us = timed(launch(f_tma, 128, 32, 2 * page,
+                              [tmap, ctypes.c_uint64(ident.data_ptr()), ctypes.c_uint32(n_pages), ctypes.c_uint32(2),
+                               ctypes.c_uint64(sink.data_ptr()), ctypes.c_uint64(0)]))
+            report("tma", f"128 CTAs, 2 pages, in order, L2 promo {promo}", name, n_pages * page, target, us)
         for slots in (2, 3):
             for oname, order in (("in order", ident), ("random order", rand)):
                 smem = slots * page
