@@ -840,7 +840,8 @@ typedef struct mla_decode_args {
  * out_dtype (bf16 or fp32) is a run-time flag of both kernels, not a table key: the same rows
  * and symbols run either. Where the decode row says launch_kv_tma 1 (bf16 Q and KV: 16-, 32-
  * and 64-row tiles) and page_size >= 8, the kernel loads KV tiles by TMA through a tensor map of kv_cache
- * that the call encodes (cuTensorMapEncodeTiled, once per context and cache); without it (no
+ * that the call encodes (cuTensorMapEncodeTiled, once per context and cache; its L2 promotion is
+ * the row's launch_kv_tma_l2 in bytes, 0 / 64 / 128 / 256, absent = 256); without it (no
  * such driver entry point, or the driver refuses the map) the same kernel loads by cp.async,
  * with the same results.
  * MLA_ERROR_INVALID_ARGUMENT: null or misaligned pointer (q, kv_cache, out 16-byte aligned; q,
@@ -859,9 +860,9 @@ typedef struct mla_decode_args {
  * MLA_ERROR_NO_KERNEL: no table row for the key. MLA_ERROR_TABLE: a row whose launch_threads /
  * launch_smem disagree with the kernel build, a launch_kv_tma other than 0 / 1 or 1 on a kernel
  * other than mla_decode_wg_bf16_bf16_m16 / _m32 and mla_decode_qm_bf16_bf16_m64 (the ones its
- * TMA loads are verified on), a reducer row that breaks its kernel's launch contract
- * (launch_units_per_cta, launch_threads; reduce_params.h) or a launch_pdl other than 0 / 1 on
- * either row. MLA_ERROR_CODE_OBJECT,
+ * TMA loads are verified on), a launch_kv_tma_l2 other than 0 / 64 / 128 / 256, a reducer row
+ * that breaks its kernel's launch contract (launch_units_per_cta, launch_threads;
+ * reduce_params.h) or a launch_pdl other than 0 / 1 on either row. MLA_ERROR_CODE_OBJECT,
  * MLA_ERROR_LAUNCH from the runtime. Page ids: see error_flag. Not checked (device memory, no
  * synchronisation): the contents of g_kv_indptr and whether each local length equals
  * ceil((G_b - cp_rank) / W); a disagreeing shard gives a wrong mask, but no KV outside the

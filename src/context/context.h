@@ -28,23 +28,24 @@ struct mla_context {
     // caller-packed key -> row and its integer launch values: launch_threads, launch_smem (-1
     // where the row has none), launch_units_per_cta, launch_pdl (mla_decode, mla_reduce; kAbsent where the
     // row has none, so that a negative value in the table still reaches the launch's checks),
-    // launch_kv_tma (mla_decode; kAbsent likewise)
+    // launch_kv_tma, launch_kv_tma_l2 (mla_decode; kAbsent likewise)
     struct LaunchRow {
         static constexpr long kAbsent = LONG_MIN;
         const mla::reg::Row* row = nullptr;
-        long threads = -1, smem = -1, units_per_cta = kAbsent, pdl = kAbsent, kv_tma = kAbsent;
+        long threads = -1, smem = -1, units_per_cta = kAbsent, pdl = kAbsent, kv_tma = kAbsent, kv_tma_l2 = kAbsent;
     };
     std::unordered_map<uint64_t, LaunchRow> launch_rows;
     std::unordered_map<mla::rt::Function, int> max_dynamic_shared;   // value last set per kernel
     // KV-cache tensor maps mla_decode_fwd encoded (launch_kv_tma rows), by (cache pointer, page
-    // size, pages, page stride): engines pass one cache per layer, the same ones on every step.
-    // `ok` false: the runtime had no map to give (loads by cp.async). Cleared past 1024 entries.
+    // size, pages, page stride, L2 promotion in bytes): engines pass one cache per layer, the
+    // same ones on every step. `ok` false: the runtime had no map to give (loads by cp.async).
+    // Cleared past 1024 entries.
     struct TensorMapKey {
         const void* kv;
-        long page_size, num_pages, stride_page;
+        long page_size, num_pages, stride_page, l2_promotion;
         bool operator<(const TensorMapKey& o) const {
-            return std::tie(kv, page_size, num_pages, stride_page) <
-                   std::tie(o.kv, o.page_size, o.num_pages, o.stride_page);
+            return std::tie(kv, page_size, num_pages, stride_page, l2_promotion) <
+                   std::tie(o.kv, o.page_size, o.num_pages, o.stride_page, o.l2_promotion);
         }
     };
     struct TensorMapEntry {
@@ -95,6 +96,7 @@ mla_context::LaunchRow context_row_cached(mla_context* ctx, uint64_t id, const s
     lr.units_per_cta = lr.row->get_int("launch_units_per_cta", mla_context::LaunchRow::kAbsent);
     lr.pdl = lr.row->get_int("launch_pdl", mla_context::LaunchRow::kAbsent);
     lr.kv_tma = lr.row->get_int("launch_kv_tma", mla_context::LaunchRow::kAbsent);
+    lr.kv_tma_l2 = lr.row->get_int("launch_kv_tma_l2", mla_context::LaunchRow::kAbsent);
     std::lock_guard<std::mutex> lock(ctx->mutex);
     ctx->launch_rows[id] = lr;
     return lr;

@@ -62,12 +62,13 @@ void check_len(int64_t have, int64_t need, const void* ptr, const char* name) {
 
 // The TMA tensor map of a bf16 KV cache [num_pages, page_size, 1, 576] with pages
 // stride_page elements apart, for the kernels' 64-column x min(page_size, 64)-token boxes
-// (decode_params.h, kv_tmap), copied to `out` (128 bytes). Encoded once per context and cache
-// (memoised with the answer). False where the runtime has no tensor maps or the driver refuses
-// this one: the kernel then loads by cp.async.
-bool kv_tensor_map(mla_context* ctx, const void* kv, int page_size, int num_pages, int64_t stride_page,
+// (decode_params.h, kv_tmap), with L2 promotion l2 bytes (the row's launch_kv_tma_l2), copied to
+// `out` (128 bytes). Encoded once per context, cache and promotion (memoised with the answer).
+// False where the runtime has no tensor maps or the driver refuses this one: the kernel then
+// loads by cp.async.
+bool kv_tensor_map(mla_context* ctx, const void* kv, int page_size, int num_pages, int64_t stride_page, long l2,
                    uint64_t (&out)[16]) {
-    const mla_context::TensorMapKey key{kv, page_size, num_pages, long(stride_page)};
+    const mla_context::TensorMapKey key{kv, page_size, num_pages, long(stride_page), l2};
     {
         std::lock_guard<std::mutex> lock(ctx->mutex);
         auto it = ctx->kv_tmaps.find(key);
@@ -81,7 +82,7 @@ bool kv_tensor_map(mla_context* ctx, const void* kv, int page_size, int num_page
     const uint32_t box[3] = {64, uint32_t(page_size < 64 ? page_size : 64), 1};
     alignas(128) uint64_t map[16] = {};  // the driver writes a 64-byte aligned CUtensorMap
     mla_context::TensorMapEntry e;
-    e.ok = ctx->runtime->encode_tensor_map_bf16(map, kv, 3, dims, strides, box);
+    e.ok = ctx->runtime->encode_tensor_map_bf16(map, kv, 3, dims, strides, box, unsigned(l2));
     std::memcpy(e.map, map, sizeof map);
     std::memcpy(out, map, sizeof out);
     std::lock_guard<std::mutex> lock(ctx->mutex);
@@ -343,6 +344,13 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
               MLA_ERROR_TABLE,
               d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma 1 needs a kernel whose TMA loads are verified "
                                     "(mla_decode_wg_bf16_bf16_m16 / _m32, mla_decode_qm_bf16_bf16_m64), not " << kn);
+    // launch_kv_tma_l2: the tensor map's L2 promotion in bytes, 0 (none), 64, 128 or 256 (absent:
+    // 256, the setting the TMA rows were verified and measured with; a measurement knob of
+    // docs/performance.md session 9: the TMA box pattern streams 10-14% below a bulk copy)
+    const long kv_l2 = lr.kv_tma_l2 == mla_context::LaunchRow::kAbsent ? 256 : lr.kv_tma_l2;
+    MLA_CHECK(kv_l2 == 0 || kv_l2 == 64 || kv_l2 == 128 || kv_l2 == 256, MLA_ERROR_TABLE,
+              d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma_l2 must be 0, 64, 128 or 256, got "
+                                 << kv_l2);
     // launch_pdl 1: a programmatic dependent launch of the decode (every sm_90a decode kernel
     // starts with griddepcontrol.wait, so it reads nothing before the kernel ahead has finished;
     // its CTAs become resident while that kernel's last CTAs run)
@@ -448,7 +456,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     // multiples of 16 bytes) are argument checks above. Otherwise, or where the runtime has no
     // tensor maps, the same kernel loads by cp.async (p.kv_tma = 0).
     if (kv_tma && a.num_pages > 0 && a.page_size >= 8)
-        p.kv_tma = kv_tensor_map(ctx, a.kv_cache, a.page_size, a.num_pages, kvsp, p.kv_tmap) ? 1 : 0;
+        p.kv_tma = kv_tensor_map(ctx, a.kv_cache, a.page_size, a.num_pages, kvsp, kv_l2, p.kv_tmap) ? 1 : 0;
 
     mla_reduce_params& rp = d.reduce;
     rp.partial_out = pout;

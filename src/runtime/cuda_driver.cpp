@@ -83,6 +83,7 @@ static_assert(sizeof(CUlaunchAttribute) == 72 && offsetof(CUlaunchAttribute, val
 // CUtensorMapSwizzle, CUtensorMapL2promotion of the CUDA 12 driver API).
 constexpr int CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9;
 constexpr int CU_TENSOR_MAP_SWIZZLE_128B = 3;
+// CUtensorMapL2promotion: NONE 0, L2_64B 1, L2_128B 2, L2_256B 3
 constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3;
 
 // The ABI version every entry point is resolved at (see the file comment).
@@ -278,13 +279,22 @@ public:
     }
 
     bool encode_tensor_map_bf16(void* map, const void* base, unsigned rank, const uint64_t* dims,
-                                const uint64_t* strides_bytes, const uint32_t* box) override {
+                                const uint64_t* strides_bytes, const uint32_t* box,
+                                unsigned l2_promotion_bytes) override {
         check_pid();
         if (!tensor_map_encode_) return false;
+        int promotion = 0;
+        switch (l2_promotion_bytes) {
+            case 0: promotion = 0; break;
+            case 64: promotion = 1; break;
+            case 128: promotion = 2; break;
+            case 256: promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B; break;
+            default: return false;
+        }
         const uint32_t ones[5] = {1, 1, 1, 1, 1};
         return tensor_map_encode_(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, const_cast<void*>(base), dims,
                                   strides_bytes, box, ones, 0 /* interleave none */, CU_TENSOR_MAP_SWIZZLE_128B,
-                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0 /* no OOB fill */) == CUDA_SUCCESS;
+                                  promotion, 0 /* no OOB fill */) == CUDA_SUCCESS;
     }
 
 private:

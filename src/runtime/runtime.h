@@ -82,13 +82,15 @@ public:
     // A TMA tensor map (CUDA: cuTensorMapEncodeTiled) of a bf16 tensor in device memory, written to
     // `map` (128 bytes, 128-byte aligned): `rank` (<= 5) dims, innermost first, of dims[i]
     // elements; strides_bytes[i] bytes between consecutive indices of dim i + 1 (rank - 1
-    // values); boxes of box[i] elements; 128-byte swizzle, 256-byte L2 promotion, no
-    // out-of-bounds fill. Returns false where the runtime has no tensor maps (HIP, a CUDA driver
-    // without the entry point: this default) or the driver refuses the arguments; the caller then
-    // loads another way.
+    // values); boxes of box[i] elements; 128-byte swizzle, L2 promotion of l2_promotion_bytes
+    // (0 none, 64, 128 or 256: how much the L2 fetches per request), no out-of-bounds fill.
+    // Returns false where the runtime has no tensor maps (HIP, a CUDA driver without the entry
+    // point: this default), the promotion is none of those, or the driver refuses the arguments;
+    // the caller then loads another way.
     virtual bool encode_tensor_map_bf16(void* map, const void* base, unsigned rank, const uint64_t* dims,
-                                        const uint64_t* strides_bytes, const uint32_t* box) {
-        (void)map, (void)base, (void)rank, (void)dims, (void)strides_bytes, (void)box;
+                                        const uint64_t* strides_bytes, const uint32_t* box,
+                                        unsigned l2_promotion_bytes) {
+        (void)map, (void)base, (void)rank, (void)dims, (void)strides_bytes, (void)box, (void)l2_promotion_bytes;
         return false;
     }
 

@@ -1,7 +1,7 @@
 // test_decode_tma.cpp - the TMA loads of bf16 KV tiles on the fake CUDA runtime (no GPU): where
 // the table row says launch_kv_tma 1 the launch passes a tensor map of the cache (geometry, the
-// memo per cache, a driver that refuses it, an empty cache), and a row that the kernel cannot
-// honour is a table error. The kernels' side: codeobjects/sm_90a/decode/kv_load.cuh (issue_tile_tma), docs/kernels.md.
+// memo per cache, a driver that refuses it, an empty cache, the L2 promotion launch_kv_tma_l2
+// asks for), and a row that the kernel cannot honour is a table error. The kernels' side: codeobjects/sm_90a/decode/kv_load.cuh (issue_tile_tma), docs/kernels.md.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -60,6 +60,7 @@ TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the bf16 K
             CHECK(t->box[2] == 1);
             CHECK(t->element_strides[0] == 1);
             CHECK(t->swizzle == 3);  // 128-byte swizzle: the kernels' tile layout
+            CHECK(t->l2_promotion == 3);  // 256 B: the shipped rows have no launch_kv_tma_l2
             CHECK(t->interleave == 0);
             CHECK(t->oob_fill == 0);
             // the same cache again: the map is not encoded again
@@ -150,6 +151,47 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
             CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == tma);
         } else {
             CHECK(std::string(mla_last_error()).find(k.msg) != std::string::npos);
+            CHECK(fake_rt_launch_count() == 0);
+        }
+        mla_context_destroy(ctx);
+    }
+}
+
+TEST_CASE("decode launch: launch_kv_tma_l2 sets the tensor map's L2 promotion", "[decode][tma]") {
+    // bytes in the table -> CUtensorMapL2promotion (0 none, 1 64 B, 2 128 B, 3 256 B); anything
+    // else is a table error before anything is encoded or launched
+    struct K {
+        const char* l2;
+        mla_status st;
+        int promotion;
+    };
+    const K ks[] = {{"0", MLA_SUCCESS, 0},  {"64", MLA_SUCCESS, 1},      {"128", MLA_SUCCESS, 2},
+                    {"256", MLA_SUCCESS, 3}, {"32", MLA_ERROR_TABLE, -1}, {"-1", MLA_ERROR_TABLE, -1},
+                    {"512", MLA_ERROR_TABLE, -1}};
+    for (const K& k : ks) {
+        INFO("launch_kv_tma_l2 " << k.l2);
+        fake_rt_reset();
+        const std::string root = fake_root::sm90_decode_root(
+            tables_src(),
+            std::string("qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,"
+                        "co_name,launch_kv_tma,launch_kv_tma_l2\n"
+                        "bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,1,") +
+                k.l2 + "\n");
+        REQUIRE(!root.empty());
+        mla_context* ctx = fake_test::fake_context(root);
+        Call c(3, 16, 1, 64, 700);
+        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        INFO(mla_last_error());
+        CHECK(st == k.st);
+        if (k.st == MLA_SUCCESS) {
+            CHECK(params_of(fake_rt_launch(0)).kv_tma == 1);
+            REQUIRE(fake_rt_last_tensor_map() != nullptr);
+            CHECK(fake_rt_last_tensor_map()->l2_promotion == k.promotion);
+            CHECK(fake_rt_last_tensor_map()->swizzle == 3);
+        } else {
+            CHECK(std::string(mla_last_error()).find(std::string("launch_kv_tma_l2 must be 0, 64, 128 or 256, got ") +
+                                                     k.l2) != std::string::npos);
+            CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == 0);
             CHECK(fake_rt_launch_count() == 0);
         }
         mla_context_destroy(ctx);
