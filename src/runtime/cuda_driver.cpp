@@ -83,7 +83,9 @@ static_assert(sizeof(CUlaunchAttribute) == 72 && offsetof(CUlaunchAttribute, val
 // CUtensorMapSwizzle, CUtensorMapL2promotion of the CUDA 12 driver API).
 constexpr int CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9;
 constexpr int CU_TENSOR_MAP_SWIZZLE_128B = 3;
-// CUtensorMapL2promotion: NONE 0, L2_64B 1, L2_128B 2, L2_256B 3
+constexpr int CU_TENSOR_MAP_L2_PROMOTION_NONE = 0;
+constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_64B = 1;
+constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2;
 constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3;
 
 // The ABI version every entry point is resolved at (see the file comment).
@@ -283,11 +285,11 @@ public:
                                 unsigned l2_promotion_bytes) override {
         check_pid();
         if (!tensor_map_encode_) return false;
-        int promotion = 0;
+        int promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
         switch (l2_promotion_bytes) {
-            case 0: promotion = 0; break;
-            case 64: promotion = 1; break;
-            case 128: promotion = 2; break;
+            case 0: break;
+            case 64: promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_64B; break;
+            case 128: promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B; break;
             case 256: promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B; break;
             default: return false;
         }
