@@ -90,6 +90,22 @@ inline mla_decode_params params_of(const fake_rt_launch_record* r) {
     return p;
 }
 
+// Resets the fake runtime, then runs a decode call of 3 requests x 16 heads on a fake context
+// whose decode table is the one bf16 / bf16, 16-row, causal, lse row of the transposed kernel,
+// with launch columns `cols` (",launch_kv_tma,...") set to `vals` (",1,..."): how a test sees
+// what one launch column does. *ctx_out owns the context; returns mla_decode_fwd's status.
+inline mla_status decode_on_m16_row(const std::string& cols, const std::string& vals, mla_context** ctx_out) {
+    fake_rt_reset();
+    const std::string root = fake_root::sm90_decode_root(
+        tables_src(), "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name" +
+                          cols + "\nbf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16," +
+                          "mla_decode_wg_bf16_bf16.cubin" + vals + "\n");
+    REQUIRE(!root.empty());
+    *ctx_out = fake_test::fake_context(root);
+    Call c(3, 16, 1, 64, 700);
+    return mla_decode_fwd(*ctx_out, &c.a, nullptr);
+}
+
 // Expects `status` and no launch.
 inline void expect_reject(mla_context* ctx, const mla_decode_args& a, mla_status status, const char* words) {
     const int before = fake_rt_launch_count();

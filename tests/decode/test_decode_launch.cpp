@@ -912,17 +912,9 @@ TEST_CASE("decode launch: the decode row's launch_pdl", "[decode]") {
                     {"-1", MLA_ERROR_TABLE, 0}};
     for (const K& k : ks) {
         INFO((k.pdl ? k.pdl : "(no column)"));
-        fake_rt_reset();
-        const std::string head = "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,"
-                                 "co_name,launch_kv_tma";
-        const std::string row = "bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,"
-                                "mla_decode_wg_bf16_bf16.cubin,0";
-        const std::string root = fake_root::sm90_decode_root(
-            tables_src(), k.pdl ? head + ",launch_pdl\n" + row + "," + k.pdl + "\n" : head + "\n" + row + "\n");
-        REQUIRE(!root.empty());
-        mla_context* ctx = fake_test::fake_context(root);
-        Call c(3, 16, 1, 64, 700);
-        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        mla_context* ctx = nullptr;
+        const mla_status st = k.pdl ? decode_on_m16_row(",launch_kv_tma,launch_pdl", std::string(",0,") + k.pdl, &ctx)
+                                    : decode_on_m16_row(",launch_kv_tma", ",0", &ctx);
         INFO(mla_last_error());
         CHECK(st == k.st);
         if (k.st == MLA_SUCCESS) {

@@ -170,17 +170,8 @@ TEST_CASE("decode launch: launch_kv_tma_l2 sets the tensor map's L2 promotion", 
                     {"512", MLA_ERROR_TABLE, -1}};
     for (const K& k : ks) {
         INFO("launch_kv_tma_l2 " << k.l2);
-        fake_rt_reset();
-        const std::string root = fake_root::sm90_decode_root(
-            tables_src(),
-            std::string("qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,"
-                        "co_name,launch_kv_tma,launch_kv_tma_l2\n"
-                        "bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,1,") +
-                k.l2 + "\n");
-        REQUIRE(!root.empty());
-        mla_context* ctx = fake_test::fake_context(root);
-        Call c(3, 16, 1, 64, 700);
-        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        mla_context* ctx = nullptr;
+        const mla_status st = decode_on_m16_row(",launch_kv_tma,launch_kv_tma_l2", std::string(",1,") + k.l2, &ctx);
         INFO(mla_last_error());
         CHECK(st == k.st);
         if (k.st == MLA_SUCCESS) {
