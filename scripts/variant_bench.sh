@@ -9,6 +9,12 @@
 #       project's nvcc flags plus the extra ones, e.g. -DMLA_WG_ABLATE=4 or -DMLA_RA_SCHAINS=1.
 #       The tables are unchanged, so the variant runs under the same rows (a variant may use less
 #       shared memory than the row's launch_smem, never more).
+#   scripts/variant_bench.sh table NAME TABLE COLUMN VALUE [KERNEL_REGEX]
+#       (build machine) copies $BUILD/codeobjects to build-var/NAME/codeobjects and sets launch
+#       column COLUMN of TABLE (e.g. decode/mla_decode.csv, under sm_90a/) to VALUE on every row
+#       whose knl_name matches KERNEL_REGEX (default: every row); a column the table lacks is
+#       added only when every row matches (a CSV row cannot leave one cell empty). Same cubins:
+#       a table-only variant, e.g. `table l2none decode/mla_decode.csv launch_kv_tma_l2 0`.
 #   scripts/variant_bench.sh run "MLA RUN ARGS" DIR...
 #       (GPU machine; carry $BUILD/src, $BUILD/tools, $BUILD/codeobjects and build-var) times
 #       `mla run ARGS --check 0` under each code-object DIR, alternating the DIRs for $ROUNDS rounds
@@ -39,6 +45,38 @@ build)
         -o "$out/sm_90a/$family/$(basename "${src%.cu}").cubin"
     echo "$out"
     ;;
+table)
+    [ $# -ge 5 ] || { echo "usage: $0 table NAME TABLE COLUMN VALUE [KERNEL_REGEX]" >&2; exit 2; }
+    name=$2 table=$3 column=$4 value=$5 regex=${6:-.}
+    out=build-var/$name/codeobjects
+    rm -rf "build-var/$name"
+    mkdir -p "build-var/$name"
+    cp -r "$BUILD/codeobjects" "$out"
+    python3 - "$out/sm_90a/$table" "$column" "$value" "$regex" <<'PY'
+import csv, io, re, sys
+path, column, value, regex = sys.argv[1:5]
+rows = list(csv.reader(open(path)))
+head, body = rows[0], [r for r in rows[1:] if r]
+name = head.index("knl_name")
+hit = [bool(re.search(regex, r[name])) for r in body]
+if column not in head:
+    if not all(hit):
+        sys.exit(f"{path} has no {column} column; adding it needs every row to match {regex!r}")
+    head.append(column)
+    for r in body:
+        r.append(value)
+else:
+    i = head.index(column)
+    for r, h in zip(body, hit):
+        if h:
+            r[i] = value
+out = io.StringIO()
+csv.writer(out, lineterminator="\n").writerows([head] + body)
+open(path, "w").write(out.getvalue())
+print(f"{path}: {column} = {value} on {sum(hit)} of {len(body)} rows")
+PY
+    echo "$out"
+    ;;
 run)
     [ $# -ge 3 ] || { echo "usage: $0 run \"MLA RUN ARGS\" DIR..." >&2; exit 2; }
     args=$2
@@ -65,7 +103,8 @@ run)
     done
     ;;
 *)
-    echo "usage: $0 build NAME SOURCE.cu [NVCC FLAGS...] | run \"MLA RUN ARGS\" DIR..." >&2
+    echo "usage: $0 build NAME SOURCE.cu [NVCC FLAGS...] | table NAME TABLE COLUMN VALUE [KERNEL_REGEX] |" \
+        "run \"MLA RUN ARGS\" DIR..." >&2
     exit 2
     ;;
 esac
