@@ -117,6 +117,10 @@ __device__ __forceinline__ void fp8x16_to_bf16(const uint4 in, uint4* out) {
 // One work item, decoded (docs/plan-layout.md "Work items").
 struct Work {
     int b, g, pql, qo_b, L, t0, nrows, kvi_b, n_kv, tok_begin, tok_end;
+    // KV tiles of tn tokens covering [tok_begin, tok_end) (0 for an empty range)
+    __device__ __forceinline__ int tiles(int tn) const {
+        return tok_end > tok_begin ? (tok_end - tok_begin + tn - 1) / tn : 0;
+    }
 };
 
 // Reads work item wi of the plan (plan-layout.md): request b and head group g of the folded
@@ -197,7 +201,7 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
     for (int wi = w_begin; wi < w_end; ++wi) {
         Work w;
         if (!load_work(p, wi, M, w)) continue;
-        const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + C::TN - 1) / C::TN : 0;
+        const int n_tiles = w.tiles(C::TN);
 
         __syncthreads();  // the previous work's epilogue is done with shared memory
         if (tid < M) {

@@ -72,7 +72,7 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
     for (int wi = w_begin; wi < w_end; ++wi) {
         mla_dec::Work w;
         if (!mla_dec::load_work(p, wi, M, w)) continue;
-        const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
+        const int n_tiles = w.tiles(kTN);
         auto slot_of = [&](int tile) { return sbase + C::OFF_KV + (tile % C::STAGES) * (KV8 ? kRaw8 : kTile); };
         auto flags_of = [&](int tile) { return tokok + (tile % C::STAGES) * kTN; };
 
@@ -153,8 +153,7 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
         cp_wait<0>();
 
         // ---- epilogue (qm_common.cuh); the exchange buffers are free after its first barrier ----
-        qm_epilogue<true>(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), mex, o, l_run, m_run, kvsc, tid, wg, wt,
-                          lane, r0, cq);
+        qm_epilogue<true>(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), mex, o, l_run, m_run, kvsc);
     }
 }
 

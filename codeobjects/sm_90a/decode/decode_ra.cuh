@@ -187,7 +187,7 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
     for (int wi = w_begin; wi < w_end; ++wi) {
         mla_dec::Work w;
         if (!mla_dec::load_work(p, wi, N, w)) continue;
-        const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
+        const int n_tiles = w.tiles(kTN);
         // tile t of this work into its slot, by threads wt < 64 of the calling warpgroup
         auto issue = [&](int t) {
             const int sl = int((base + t) % kSlots);

@@ -115,7 +115,7 @@ __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, ch
     for (int wi = w_begin; wi < w_end; ++wi) {
         mla_dec::Work w;
         if (!mla_dec::load_work(p, wi, N, w)) continue;
-        const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
+        const int n_tiles = w.tiles(kTN);
 
         // ---- register loads of one tile (this thread's token and chunks); bad pages never read ----
         uint4 pre[kD / 32];

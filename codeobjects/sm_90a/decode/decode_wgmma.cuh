@@ -54,7 +54,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     for (int wi = w_begin; wi < w_end; ++wi) {
         mla_dec::Work w;
         if (!mla_dec::load_work(p, wi, N, w)) continue;
-        const int n_tiles = w.tok_end > w.tok_begin ? (w.tok_end - w.tok_begin + kTN - 1) / kTN : 0;
+        const int n_tiles = w.tiles(kTN);
 
         fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
         __syncthreads();  // the previous work's epilogue is done with shared memory (and mbarrier init)

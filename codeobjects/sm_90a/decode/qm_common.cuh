@@ -157,12 +157,14 @@ __device__ __forceinline__ void qm_pv(float (&o)[128], const float (&alpha)[2], 
 // a row with no key) staged as fp32 rows in obuf ([64][kOPitch], the idle ring) and written out
 // (store_rows), lse = (m + log2 l) ln 2 by warpgroup 0. SYNC_FIRST: a CTA barrier before lx is
 // written (the body still uses lx's memory in its loop).
-// Thread tid = 128 wg + wt, lane = tid % 32; r0, cq: its rows and columns in the m64nN
-// accumulator layout (r0 = 16 (warp % 4) + lane / 4, cq = 2 (lane % 4)).
 template <bool SYNC_FIRST>
 __device__ __forceinline__ void qm_epilogue(const mla_decode_params& p, const mla_dec::Work& w, float* obuf, float* lx,
                                             const float (&o)[128], const float (&l_run)[2], const float (&m_run)[2],
-                                            float kvsc, int tid, int wg, int wt, int lane, int r0, int cq) {
+                                            float kvsc) {
+    // thread tid = 128 wg + wt; its rows r0, r0 + 8 and columns cq, cq + 1 in the m64nN
+    // accumulator layout
+    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wt = tid & 127;
+    const int r0 = 16 * ((tid >> 5) & 3) + (lane >> 2), cq = 2 * (lane & 3);
     float lt[2];
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
