@@ -7,7 +7,8 @@
 //   hbm_read_bulk  one CTA per SM streams its contiguous share of `chunk`-byte pieces (a
 //                  decode tile is one 73,728-byte page of 64 bf16 tokens) through a ring of
 //                  `slots` shared-memory slots, one cp.async.bulk per piece completing on the
-//                  slot's mbarrier, as the decode kernels' rings do, with no MMA work.
+//                  slot's mbarrier: the decode kernels' ring shape (not their load: that is
+//                  hbm_read_tma), with no MMA work.
 //   hbm_read_tma   the same ring of pages, each page loaded as the decode kernels load a tile:
 //                  9 TMA boxes of 64 bf16 columns x 64 rows, 128-byte swizzle (tensor map
 //                  {576, 64, pages}, strides {1152, 73728} bytes).
@@ -148,28 +149,17 @@ extern "C" __global__ void __launch_bounds__(32) hbm_read_bulk(const char* __res
     if (threadIdx.x != 0 || slots < 1 || slots > 8) return;
     const uint64_t per = (n_chunks + gridDim.x - 1) / gridDim.x;
     const uint64_t c0 = uint64_t(blockIdx.x) * per, c1 = c0 + per < n_chunks ? c0 + per : n_chunks;
-    for (uint32_t s = 0; s < slots; ++s)
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_u32(&bar[s])) : "memory");
+    for (uint32_t s = 0; s < slots; ++s) mbar_init(&bar[s]);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     auto issue = [&](uint64_t c, uint32_t s) {
-        const uint32_t b = smem_u32(&bar[s]);
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(chunk) : "memory");
-        asm volatile(
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                smem_u32(ring + uint64_t(s) * chunk)),
-            "l"(src + c * chunk), "r"(chunk), "r"(b)
-            : "memory");
+        mbar_expect(&bar[s], chunk);
+        bulk(ring + uint64_t(s) * chunk, src + c * chunk, chunk, &bar[s]);
     };
     for (uint32_t s = 0; s < slots && c0 + s < c1; ++s) issue(c0 + s, s);
     uint32_t phase = 0, acc = 0;
     for (uint64_t c = c0; c < c1; ++c) {
         const uint32_t s = uint32_t((c - c0) % slots);
-        const uint32_t b = smem_u32(&bar[s]), par = (phase >> s) & 1;
-        asm volatile(
-            "{\n.reg .pred done;\nW_%=:\n"
-            "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-            "@!done bra W_%=;\n}\n" ::"r"(b), "r"(par)
-            : "memory");
+        mbar_wait(&bar[s], (phase >> s) & 1);
         phase ^= 1u << s;
         acc ^= *reinterpret_cast<const uint32_t*>(ring + uint64_t(s) * chunk);
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the read before the refill
