@@ -5,7 +5,7 @@ Launches the kernels of benchmarks/hbm_read.cu (built by meson into
 <build>/benchmarks/hbm_read.cubin when nvcc is found) through the CUDA driver API (ctypes,
 torch's primary context and stream) and, as another reading, torch.sum over the same bytes:
 16-byte loads, a ring of bulk copies, and rings of 64-token pages loaded the decode kernels' way
-(9 TMA boxes with 128-byte swizzle, also at the tensor map's other L2 promotions) or as 64 row
+(9 TMA boxes with 128-byte swizzle, at L2 promotion none and 256 B, on 128 CTAs and one per SM) or as 64 row
 copies, with the pages in order or in a random order (as a page table places them), and
 half-page bulk copies re-laid into swizzled tiles.
 Each figure is the mean over --iters launches enqueued back to back between one pair of CUDA
@@ -108,41 +108,40 @@ def main():
         n_pages = nbytes // page
         ident = torch.arange(n_pages, dtype=torch.int32, device=dev)
         rand = torch.randperm(n_pages, device=dev).to(torch.int32)
-        # CUtensorMap (64-byte aligned): bf16 {576, 64, pages}, box {64, 64, 1}, 128-byte swizzle, L2 256 B
+        # CUtensorMap (64-byte aligned): bf16 {576, 64, pages}, box {64, 64, 1}, 128-byte swizzle; L2 promotion below
         tmap_store = (ctypes.c_uint64 * 32)()
         tmap = (ctypes.c_uint64 * 16).from_address((ctypes.addressof(tmap_store) + 63) // 64 * 64)
         dims = (ctypes.c_uint64 * 3)(576, 64, n_pages)
         strides = (ctypes.c_uint64 * 2)(1152, page)
         box = (ctypes.c_uint32 * 3)(64, 64, 1)
         ones = (ctypes.c_uint32 * 3)(1, 1, 1)
-        # the decode kernels' map has L2 promotion 256 B (3); first the other promotions (0 none, 1
-        # 64 B, 2 128 B) with 2 slots in order, then 3 for the rest
-        for promo in (0, 1, 2, 3):
+        # the decode kernels' map had L2 promotion 256 B (3) until session 10; 0 is none. Pages on
+        # 128 CTAs and on one CTA per SM (the decode kernels' grid), 1, 2 or 3 pages in flight, the
+        # page ids in order or shuffled (as a page table places them); 64 row copies per page
+        # beside the 256-B lines
+        for promo in (0, 3):
             check(encode(ctypes.byref(tmap), 9, 3, ctypes.c_void_p(src), dims, strides, box, ones, 0, 3, promo, 0),
                   "cuTensorMapEncodeTiled")
-            if promo == 3:
-                break
-            check(cuda.cuFuncSetAttribute(f_tma, 8, 2 * page), "cuFuncSetAttribute")
-            us = timed(launch(f_tma, 128, 32, 2 * page,
-                              [tmap, ctypes.c_uint64(ident.data_ptr()), ctypes.c_uint32(n_pages), ctypes.c_uint32(2),
-                               ctypes.c_uint64(sink.data_ptr()), ctypes.c_uint64(0)]))
-            report("tma", f"128 CTAs, 2 pages, in order, L2 promo {promo}", name, n_pages * page, target, us)
-        for slots in (2, 3):
-            for oname, order in (("in order", ident), ("random order", rand)):
-                smem = slots * page
-                check(cuda.cuFuncSetAttribute(f_tma, 8, smem), "cuFuncSetAttribute")
-                us = timed(launch(f_tma, 128, 32, smem,
+            for grid in (128, sms):
+                for slots in (1, 2, 3):
+                    for oname, order in (("in order", ident), ("random order", rand)):
+                        smem = slots * page
+                        check(cuda.cuFuncSetAttribute(f_tma, 8, smem), "cuFuncSetAttribute")
+                        us = timed(launch(f_tma, grid, 32, smem,
                                           [tmap, ctypes.c_uint64(order.data_ptr()), ctypes.c_uint32(n_pages),
                                            ctypes.c_uint32(slots), ctypes.c_uint64(sink.data_ptr()),
                                            ctypes.c_uint64(0)]))
-                report("tma", f"128 CTAs, {slots} pages, {oname}", name, n_pages * page, target, us)
-                smem = slots * 64 * 1168
-                check(cuda.cuFuncSetAttribute(f_rows, 8, smem), "cuFuncSetAttribute")
-                us = timed(launch(f_rows, 128, 32, smem,
+                        report("tma", f"{grid} CTAs, {slots} pages, {oname}, L2 {promo}", name, n_pages * page,
+                               target, us)
+                        if promo != 3 or grid != 128:
+                            continue
+                        smem = slots * 64 * 1168
+                        check(cuda.cuFuncSetAttribute(f_rows, 8, smem), "cuFuncSetAttribute")
+                        us = timed(launch(f_rows, 128, 32, smem,
                                           [ctypes.c_uint64(src), ctypes.c_uint64(order.data_ptr()),
                                            ctypes.c_uint32(n_pages), ctypes.c_uint32(slots),
                                            ctypes.c_uint64(sink.data_ptr())]))
-                report("rows", f"128 CTAs, {slots} pages, {oname}", name, n_pages * page, target, us)
+                        report("rows", f"128 CTAs, {slots} pages, {oname}", name, n_pages * page, target, us)
         # half-page bulk copies re-laid into swizzled tiles (raw slots, tiles): the layouts that fit
         # beside Q in the 16-row kernel (3, 1) and around it (docs/kernels.md next steps 8)
         for raw, tiles, oname, order in ((2, 1, "in order", ident), (3, 1, "in order", ident),

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`mla bench --targets --list` (no device): the table holds issue 8's 13 target rows, each
-with FlashMLA's figure (anchors.md §0) and the target, and `--list` alone is refused. On a GPU
+with FlashMLA's figure (anchors.md §0) and the target, in the columns a GPU run fills (the time
+after do_bench's L2 flush and the idle-GPU time), and `--list` alone is refused. On a GPU
 `mla bench --targets` times the same rows and says which are met. Usage: test_cli_bench.py
 <mla program>."""
 import os
@@ -13,7 +14,12 @@ from script_checks import check, finish  # noqa: E402
 mla = sys.argv[1]
 p = subprocess.run([mla, "bench", "--targets", "--list"], capture_output=True, text=True)
 check("exit status", p.returncode, 0)
-rows = [l.split("|")[1:-1] for l in p.stdout.splitlines() if l.startswith("| ") and "---" not in l][1:]
+table = [l.split("|")[1:-1] for l in p.stdout.splitlines() if l.startswith("| ") and "---" not in l]
+check("columns", [c.strip() for c in table[0]],
+      ["q / kv", "b", "s_q", "h", "s_k", "page", "FlashMLA us", "target us", "us", "% of copy", "TFLOPS", "met",
+       "idle GPU us"])
+check("every row has every column", {len(c) for c in table}, {13})
+rows = table[1:]
 got = [(c[0].strip(), int(c[1]), int(c[2]), int(c[3]), int(c[4]), int(c[5]), c[6].strip(), c[7].strip())
        for c in rows]
 # issue 8: q / kv, b, s_q, h, s_k, page size, FlashMLA µs, target µs ("fp8 KV" at 16 heads is run

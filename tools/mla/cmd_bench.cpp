@@ -3,8 +3,9 @@
 // h=16; each in bf16 and fp8 (fp8 Q and KV). `--targets`: issue 8's target rows instead, each
 // with FlashMLA's figure (anchors.md §0), the target and whether it is met. Fixed lengths (as
 // anchors.md §0's FlashMLA runs), causal, page 64 unless a row says otherwise, DeepSeek-V3 scale;
-// median of event-timed launches of mla_decode_fwd (decode + reduce); FlashMLA's byte and FLOP
-// formulas. KV values are tiled from a random block (timing only: `mla run` and the GPU tests
+// median of event-timed calls of mla_decode_fwd (decode + reduce), each after a 256 MB L2 flush as
+// triton's do_bench times (the method of FlashMLA's figures), and in the last column the median
+// of calls started on an idle GPU without a flush; FlashMLA's byte and FLOP formulas. KV values are tiled from a random block (timing only: `mla run` and the GPU tests
 // check results).
 #include <algorithm>
 #include <cstdio>
@@ -38,9 +39,12 @@ Spec bench_spec(int b, int sk, int h, int sq, int ps, mla_dtype q, mla_dtype kv,
     return s;
 }
 
-// One timed row: the median of `iters` launches; false (and a message) when it cannot run.
+// One timed row: the median of `iters` calls, each after do_bench's L2 flush (decode_problem.h's
+// L2Flush), and the median of `iters` calls started on an idle GPU; false (and a message) when it
+// cannot run.
 struct Timed {
     double us = 0, gbs = 0, tflops = 0;
+    double idle_us = 0;  // the idle-GPU method (no flush; the host's launch time included)
     int works = 0, split_tiles = 0;
     bool flag = false;
 };
@@ -52,11 +56,14 @@ bool time_row(mla_context* ctx, const Spec& s, int iters, Timed* t, std::string*
         return false;
     }
     for (int w = 0; w < 2; ++w) run.launch();
-    double med_ms = 0;
-    if (!median_event_ms(ctx, iters, [&] { return run.launch(); }, &med_ms)) {
-        *error = "timing failed";
+    L2Flush flush{run.alloc(L2Flush::kDoBenchBytes), L2Flush::kDoBenchBytes};
+    double med_ms = 0, idle_ms = 0;
+    if (!flush.buf || !median_event_ms(ctx, iters, [&] { return run.launch(); }, &med_ms, flush) ||
+        !median_event_ms(ctx, iters, [&] { return run.launch(); }, &idle_ms)) {
+        *error = std::string("timing failed: ") + mla_last_error();
         return false;
     }
+    t->idle_us = idle_ms * 1000.0;
     int32_t flag = 0;
     std::vector<float> out, lse;
     if (!run.fetch(p, out, lse, flag)) {
@@ -98,8 +105,8 @@ const char* dt(mla_dtype d) { return d == MLA_DTYPE_BF16 ? "bf16" : "fp8"; }
 
 // The target table; list_only: the rows without running them (no context needed).
 int run_targets(mla_context* ctx, int iters, bool group_major, double copy_gbs, bool list_only) {
-    std::printf("| q / kv | b | s_q | h | s_k | page | FlashMLA us | target us | us | %% of copy | TFLOPS | met |\n");
-    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    std::printf("| q / kv | b | s_q | h | s_k | page | FlashMLA us | target us | us | %% of copy | TFLOPS | met | idle GPU us |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n");
     int rc = 0, met = 0;
     for (const Target& r : kTargets) {
         const Spec s = bench_spec(r.b, r.sk, r.h, r.sq, r.ps, r.q, r.kv, false, group_major);
@@ -111,19 +118,19 @@ int run_targets(mla_context* ctx, int iters, bool group_major, double copy_gbs, 
         std::printf("| %s / %s | %d | %d | %d | %d | %d | %s | %.0f |", dt(r.q), dt(r.kv), r.b, r.sq, r.h, r.sk, r.ps,
                     fm, r.target);
         if (list_only) {
-            std::printf(" - | - | - | - |\n");
+            std::printf(" - | - | - | - | - |\n");
             continue;
         }
         if (!time_row(ctx, s, iters, &t, &error)) {
-            std::printf(" error: %s | | | no |\n", error.c_str());
+            std::printf(" error: %s | | | no | |\n", error.c_str());
             rc = 1;
             continue;
         }
         const bool ok = !t.flag && t.us <= r.target;
         met += ok;
         if (t.flag) rc = 1;
-        std::printf(" %.1f | %.0f%% | %.1f | %s |%s\n", t.us, copy_gbs > 0 ? 100.0 * t.gbs / copy_gbs : 0.0, t.tflops,
-                    ok ? "yes" : "no", t.flag ? " (device error flag set)" : "");
+        std::printf(" %.1f | %.0f%% | %.1f | %s | %.1f |%s\n", t.us, copy_gbs > 0 ? 100.0 * t.gbs / copy_gbs : 0.0,
+                    t.tflops, ok ? "yes" : "no", t.idle_us, t.flag ? " (device error flag set)" : "");
         std::fflush(stdout);
     }
     if (!list_only) std::printf("%d of %zu targets met\n", met, sizeof kTargets / sizeof kTargets[0]);
@@ -194,7 +201,7 @@ int cmd_bench(int argc, char** argv) {
         copy_gbs = copy_bandwidth_gbs(ctx, copy_run, size_t(1) << 30, 10, &error);
         if (copy_gbs <= 0) std::printf("mla bench: copy yardstick unavailable: %s\n", error.c_str());
     }
-    std::printf("mla bench on %s (%d SMs), causal, page 64, %s lengths, median of %d; device copy "
+    std::printf("mla bench on %s (%d SMs), causal, page 64, %s lengths, median of %d (L2 flushed before each call, as do_bench); device copy "
                 "%.0f GB/s (read + write)\n",
                 mla_context_arch(ctx), mla_context_num_cus(ctx), varlen && !targets ? "varied" : "fixed", iters,
                 copy_gbs);
@@ -203,8 +210,8 @@ int cmd_bench(int argc, char** argv) {
         mla_context_destroy(ctx);
         return trc;
     }
-    std::printf("| dtype | b | s_q | h | s_k | works | split tiles | us | GB/s | %% of copy | TFLOPS |\n");
-    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    std::printf("| dtype | b | s_q | h | s_k | works | split tiles | us | GB/s | %% of copy | TFLOPS | idle GPU us |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     int rc = 0;
     for (int d = 0; d < (only_bf16 ? 1 : 2); ++d)
         for (const Row& r : grid) {
@@ -213,15 +220,15 @@ int cmd_bench(int argc, char** argv) {
             Timed t;
             std::string error;
             if (!time_row(ctx, s, iters, &t, &error)) {
-                std::printf("| %s | %d | %d | %d | %d | - | - | error: %s | | | |\n", d ? "fp8" : "bf16", r.b, r.sq, r.h,
+                std::printf("| %s | %d | %d | %d | %d | - | - | error: %s | | | | |\n", d ? "fp8" : "bf16", r.b, r.sq, r.h,
                             r.sk, error.c_str());
                 rc = 1;
                 continue;
             }
             if (t.flag) rc = 1;
-            std::printf("| %s | %d | %d | %d | %d | %d | %d | %.1f | %.0f | %.0f%% | %.1f |%s\n", d ? "fp8" : "bf16", r.b,
-                        r.sq, r.h, r.sk, t.works, t.split_tiles, t.us, t.gbs,
-                        copy_gbs > 0 ? 100.0 * t.gbs / copy_gbs : 0.0, t.tflops,
+            std::printf("| %s | %d | %d | %d | %d | %d | %d | %.1f | %.0f | %.0f%% | %.1f | %.1f |%s\n",
+                        d ? "fp8" : "bf16", r.b, r.sq, r.h, r.sk, t.works, t.split_tiles, t.us, t.gbs,
+                        copy_gbs > 0 ? 100.0 * t.gbs / copy_gbs : 0.0, t.tflops, t.idle_us,
                         t.flag ? " (device error flag set)" : "");
             std::fflush(stdout);
         }

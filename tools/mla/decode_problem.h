@@ -616,18 +616,38 @@ inline double problem_flops(const Problem& p) {
     return f;
 }
 
-// Event-timed runs of launch() on the default stream: the median of `iters` timings in
-// milliseconds goes to *median_ms (of the runs completed so far when one fails). Returns false
-// (mla_last_error set) when a timer or launch() fails.
+// do_bench's L2 flush (triton.testing.do_bench, the method behind anchors.md §0's FlashMLA
+// figures): a 256 MB device buffer zeroed on the default stream before each timed launch. It
+// evicts the L2 (50 MB on the H200), so each timed call reads its KV from HBM as a serving step
+// does, and it keeps the GPU busy while the host enqueues the call, so the time is the call's
+// GPU time (decode + reduce), not also the host's validation and launch time before the first
+// kernel starts (`mla run` reports that as the host cost). bytes == 0: no flush (the idle-GPU
+// method: each timed call starts on an idle GPU, with the L2 as the previous call left it).
+struct L2Flush {
+    void* buf = nullptr;
+    size_t bytes = 0;
+    static constexpr size_t kDoBenchBytes = 256000000;  // do_bench's int32[256e6 / 4]
+    bool operator()(mla_context* ctx) const {
+        return bytes == 0 || mla_memset_d8(ctx, buf, 0, bytes, nullptr) == MLA_SUCCESS;
+    }
+};
+
+// Event-timed runs of launch() on the default stream, each after flush(): the median of `iters`
+// timings in milliseconds goes to *median_ms (of the runs completed so far when one fails).
+// Returns false (mla_last_error set) when the flush, a timer or launch() fails.
 template <class Launch>
-bool median_event_ms(mla_context* ctx, int iters, Launch&& launch, double* median_ms) {
+bool median_event_ms(mla_context* ctx, int iters, Launch&& launch, double* median_ms, const L2Flush& flush = {}) {
     std::vector<float> ms;
     bool ok = true;
     for (int it = 0; it < iters; ++it) {
         mla_timer* t = nullptr;
         float m = 0;
-        if (mla_timer_start(ctx, nullptr, &t) != MLA_SUCCESS || !launch() ||
-            mla_timer_stop_ms(ctx, t, &m) != MLA_SUCCESS) {
+        if (!flush(ctx) || mla_timer_start(ctx, nullptr, &t) != MLA_SUCCESS) {
+            ok = false;
+            break;
+        }
+        const bool launched = launch();  // the timer is stopped (and freed) either way
+        if (mla_timer_stop_ms(ctx, t, &m) != MLA_SUCCESS || !launched) {
             ok = false;
             break;
         }

@@ -69,15 +69,18 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             else
                 issue_tile<KV8>(p, w, tile, n_tiles, slot, tokok + stage * kTN, tid, pg);
         };
+        const bool early = MLA_WG_EARLY && N == 16 && tma;  // (wg_common.cuh; 32 / 64 rows spill with it)
+        const int ahead = early ? C::STAGES : C::STAGES - 1;  // tiles issued before the loop
 #pragma unroll
-        for (int s = 0; s < C::STAGES - 1; ++s) {
+        for (int s = 0; s < C::STAGES; ++s) {
+            if (s >= ahead) break;
             PagePrefetch pg;
             pg.fetch(p, w, s, n_tiles, tid >> 2, (tid & 3) == 0);
             issue_pf(s, pg);
         }
         // the page of the tile the loop issues next, looked up one tile ahead
         PagePrefetch pf;
-        pf.fetch(p, w, C::STAGES - 1, n_tiles, tid >> 2, (tid & 3) == 0);
+        pf.fetch(p, w, ahead, n_tiles, tid >> 2, (tid & 3) == 0);
 
         // ---- per-thread state of the MMA warpgroups: columns (query rows) 8 j + 2 (lane & 3) + e ----
         float m_run[NI], l_run[NI], o[8][NR];
@@ -105,7 +108,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             if constexpr (!KV8) {
                 fence_proxy_async();  // cp.async / TMA data, zeroed rows (and Q) -> the MMA's async proxy
                 __syncthreads();      // (A) tile landed for all; the previous slot is free
-                issue_ahead(tile + C::STAGES - 1);
+                if (!early) issue_ahead(tile + C::STAGES - 1);
                 kt_off = C::OFF_KV + stage * kTile;
             } else {
                 __syncthreads();  // (A) raw tile landed; the widened tile is free
@@ -115,10 +118,13 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 __syncthreads();  // (A') widened tile visible to the MMAs
                 kt_off = C::OFF_KVB;
             }
-            if (!mma || (MLA_WG_ABLATE & 4)) continue;
-
-            tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ, tokok + stage * kTN,
-                            w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
+            if (mma && !(MLA_WG_ABLATE & 4))
+                tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ,
+                                tokok + stage * kTN, w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
+            if (early && tile + C::STAGES < n_tiles) {  // (CTA-uniform)
+                __syncthreads();  // (B) the tile's MMAs are done: its slot is free
+                issue_ahead(tile + C::STAGES);
+            }
         }
         cp_wait<0>();
         __syncthreads();  // every MMA done; the ring is idle and becomes the output staging

@@ -16,6 +16,13 @@
 #ifndef MLA_WG_NC32
 #define MLA_WG_NC32 0
 #endif
+// Early refill (session 10, TMA path of the bf16-KV ring body): a work's first STAGES tiles are
+// issued together and a tile's slot is refilled as soon as its MMAs are done (a second CTA
+// barrier, B, per tile) instead of when the next tile has landed (barrier A), so STAGES tiles are
+// in flight while the MMA warpgroup waits. -DMLA_WG_EARLY=1 builds it.
+#ifndef MLA_WG_EARLY
+#define MLA_WG_EARLY 0
+#endif
 
 namespace mla_wg {
 
