@@ -754,13 +754,13 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
     std::getline(in, header);
     CHECK(header ==
           "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name,launch_kv_tma,"
-          "launch_pdl");
+          "launch_pdl,launch_kv_tma_l2");
     int rows = 0;
     std::map<std::string, std::string> plain, cprr;  // key without cprr -> launch columns
     for (const std::vector<std::string>& f : decode_rows()) {
         std::string line = f[0];
         for (size_t i = 1; i < f.size(); ++i) line += "," + f[i];
-        REQUIRE(f.size() == 15);
+        REQUIRE(f.size() == 16);
         const int m = std::stoi(f[2]);
         const bool kv8 = f[1] == "fp8";
         INFO(line);
@@ -783,6 +783,9 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         CHECK(f[13] == (f[0] == "bf16" && f[1] == "bf16" && f[11].rfind("mla_decode_ra_", 0) != 0 ? "1" : "0"));
         // every decode kernel starts with griddepcontrol.wait: launched as a programmatic dependent launch
         CHECK(f[14] == "1");
+        // the TMA map's L2 promotion: none on every row (session 10: the 256-byte promotion cost
+        // the box stream 4-6% against the read ceiling; docs/performance.md)
+        CHECK(f[15] == "0");
         // cprr (round-robin context parallel) rows: causal only, the same kernel and launch
         // values as the cprr = 0 row of the key (the kernel reads cp_world_size at run time)
         CHECK((f[8] == "0" || f[8] == "1"));
@@ -790,7 +793,7 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         std::string key = f[0];
         for (int i : {1, 2, 3, 4, 5, 6, 7}) key += "," + f[i];
         std::string rest = f[9];
-        for (int i : {10, 11, 12, 13, 14}) rest += "," + f[i];
+        for (int i : {10, 11, 12, 13, 14, 15}) rest += "," + f[i];
         (f[8] == "1" ? cprr : plain)[key] = rest;
         ++rows;
     }

@@ -60,7 +60,7 @@ TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the bf16 K
             CHECK(t->box[2] == 1);
             CHECK(t->element_strides[0] == 1);
             CHECK(t->swizzle == 3);  // 128-byte swizzle: the kernels' tile layout
-            CHECK(t->l2_promotion == 3);  // 256 B: the shipped rows have no launch_kv_tma_l2
+            CHECK(t->l2_promotion == 0);  // none: the shipped rows' launch_kv_tma_l2 0 (session 10)
             CHECK(t->interleave == 0);
             CHECK(t->oob_fill == 0);
             // the same cache again: the map is not encoded again

@@ -16,12 +16,14 @@
 #ifndef MLA_WG_NC32
 #define MLA_WG_NC32 0
 #endif
-// Early refill (session 10, TMA path of the bf16-KV ring body): a work's first STAGES tiles are
-// issued together and a tile's slot is refilled as soon as its MMAs are done (a second CTA
-// barrier, B, per tile) instead of when the next tile has landed (barrier A), so STAGES tiles are
-// in flight while the MMA warpgroup waits. -DMLA_WG_EARLY=1 builds it.
+// Early refill (session 10, TMA path of the bf16-KV ring body, 16-row tiles): a work's first
+// STAGES tiles are issued together and a tile's slot is refilled as soon as its MMAs are done (a
+// second CTA barrier, B, per tile) instead of when the next tile has landed (barrier A), so STAGES
+// tiles are in flight while the MMA warpgroup waits. Shipped (1) with the tables' L2 promotion
+// none (launch_kv_tma_l2 0): 1.7-2.4% faster on the 16-row rows together, slower alone
+// (docs/performance.md, session 10). -DMLA_WG_EARLY=0 issues at barrier A as the cp.async path does.
 #ifndef MLA_WG_EARLY
-#define MLA_WG_EARLY 0
+#define MLA_WG_EARLY 1
 #endif
 
 namespace mla_wg {
