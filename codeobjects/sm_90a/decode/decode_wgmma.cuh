@@ -31,6 +31,13 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     float* red = reinterpret_cast<float*>(smem + C::OFF_RED);  // [NC][4 warps][NQ]
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);    // [STAGES][64]
     const bool mma = wg < C::NC;
+    // P.V split (wg_common.cuh, MLA_WG_PVSPLIT): with one MMA warpgroup, warpgroup 1 takes output
+    // dim blocks 4-7 of P.V; xch passes each tile's alpha, then the work's column sums, from
+    // warpgroup 0 (named barrier 3, both warpgroups).
+    constexpr bool kSplit = MLA_WG_PVSPLIT && C::NC == 1;
+    constexpr int MBO = kSplit ? 4 : 8;  // 64-dim blocks of O^T a thread holds
+    const int mb0 = kSplit ? 4 * wg : 0;
+    __shared__ float xch[kSplit ? NQ : 1];
 
     const float qsc = p.q_scale ? *p.q_scale : 1.0f;
     const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
@@ -83,9 +90,9 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         pf.fetch(p, w, ahead, n_tiles, tid >> 2, (tid & 3) == 0);
 
         // ---- per-thread state of the MMA warpgroups: columns (query rows) 8 j + 2 (lane & 3) + e ----
-        float m_run[NI], l_run[NI], o[8][NR];
+        float m_run[NI], l_run[NI], o[MBO][NR];
         int lim[NI];
-        start_columns<NQ>(p, w, wg * NQ, m_run, l_run, lim, o);
+        start_columns<NQ>(p, w, kSplit ? 0 : wg * NQ, m_run, l_run, lim, o);
 
         const uint64_t dQ = sw128_desc(sbase + C::OFF_Q + wg * NQ * 128, 16, 1024);
         const int r0 = 16 * wl + (lane >> 2);  // this thread's output dims r0, r0 + 8 of a block
@@ -118,9 +125,28 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 __syncthreads();  // (A') widened tile visible to the MMAs
                 kt_off = C::OFF_KVB;
             }
-            if (mma && !(MLA_WG_ABLATE & 4))
+            if constexpr (kSplit) {
+                if (!(MLA_WG_ABLATE & 4)) {
+                    float alpha[NI];
+                    if (wg == 0) {
+                        tile_s_softmax<N, NQ>(smem, sbase, kt_off, C::OFF_P, red, tokok + stage * kTN,
+                                              w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, alpha, dQ, 1);
+                        if (wl == 0 && lane < 4) {
+#pragma unroll
+                            for (int i = 0; i < NI; ++i) xch[8 * (i >> 1) + 2 * lane + (i & 1)] = alpha[i];
+                        }
+                    }
+                    bar_sync(3, 256);  // P^T (fenced by its writers) and alpha visible to both warpgroups
+                    if (wg == 1) {
+#pragma unroll
+                        for (int i = 0; i < NI; ++i) alpha[i] = xch[8 * (i >> 1) + 2 * (lane & 3) + (i & 1)];
+                    }
+                    tile_pv<NQ, MBO>(sbase, kt_off, C::OFF_P, alpha, o, mb0);
+                }
+            } else if (mma && !(MLA_WG_ABLATE & 4)) {
                 tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ,
                                 tokok + stage * kTN, w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
+            }
             if (early && tile + C::STAGES < n_tiles) {  // (CTA-uniform)
                 __syncthreads();  // (B) the tile's MMAs are done: its slot is free
                 issue_ahead(tile + C::STAGES);
@@ -131,22 +157,34 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
 
         // ---- epilogue: o = O / l * kv_scale (0 if no key), lse = (m + log2 l) ln 2 ----
         float* obuf = reinterpret_cast<float*>(smem + C::OFF_KV);  // [N][kOPitch]
-        if (mma) {
-            float inv[NI], lt[NI];
-            column_sums<NQ>(l_run, red + wg * 4 * NQ, 1 + wg, lt);
+        float lt[NI];
+        if (mma) column_sums<NQ>(l_run, red + wg * 4 * NQ, 1 + wg, lt);
+        if constexpr (kSplit) {  // warpgroup 1 takes the column sums from warpgroup 0
+            if (wg == 0 && wl == 0 && lane < 4) {
+#pragma unroll
+                for (int i = 0; i < NI; ++i) xch[8 * (i >> 1) + 2 * lane + (i & 1)] = lt[i];
+            }
+            bar_sync(3, 256);
+            if (wg == 1) {
+#pragma unroll
+                for (int i = 0; i < NI; ++i) lt[i] = xch[8 * (i >> 1) + 2 * (lane & 3) + (i & 1)];
+            }
+        }
+        if (mma || kSplit) {
+            float inv[NI];
 #pragma unroll
             for (int i = 0; i < NI; ++i) inv[i] = lt[i] > 0.f ? kvsc / lt[i] : 0.f;
 #pragma unroll
-            for (int mb = 0; mb < 8; ++mb)
+            for (int mb = 0; mb < MBO; ++mb)
 #pragma unroll
                 for (int i = 0; i < NI; ++i) {
-                    const int col = wg * NQ + 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
+                    const int col = (kSplit ? 0 : wg * NQ) + 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
                     const int e0 = 4 * (i >> 1) + (i & 1);
-                    const int dim = 64 * mb + r0;
+                    const int dim = 64 * (mb0 + mb) + r0;
                     obuf[col * kOPitch + dim] = o[mb][e0] * inv[i];
                     obuf[col * kOPitch + dim + 8] = o[mb][e0 + 2] * inv[i];
                 }
-            if (wl == 0 && lane < 4) {
+            if (wl == 0 && lane < 4 && (!kSplit || wg == 0)) {
 #pragma unroll
                 for (int i = 0; i < NI; ++i) {
                     const int row = wg * NQ + 8 * (i >> 1) + 2 * lane + (i & 1);

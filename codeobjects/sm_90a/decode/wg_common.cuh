@@ -25,6 +25,13 @@
 #ifndef MLA_WG_EARLY
 #define MLA_WG_EARLY 1
 #endif
+// P.V split (session 10; kernels with one MMA warpgroup, i.e. 16 and 32 rows):
+// warpgroup 1, otherwise idle between its loads, runs P.V for output dims 256-511 while warpgroup 0
+// runs S^T, the softmax and P.V for dims 0-255, so a tile's MMA chain is S + softmax + half of
+// P.V. -DMLA_WG_PVSPLIT=0 builds the kernels without it (docs/performance.md, session 10).
+#ifndef MLA_WG_PVSPLIT
+#define MLA_WG_PVSPLIT 1
+#endif
 
 namespace mla_wg {
 
