@@ -117,8 +117,7 @@ def main():
         ones = (ctypes.c_uint32 * 3)(1, 1, 1)
         # the decode kernels' map had L2 promotion 256 B (3) until session 10; 0 is none. Pages on
         # 128 CTAs and on one CTA per SM (the decode kernels' grid), 1, 2 or 3 pages in flight, the
-        # page ids in order or shuffled (as a page table places them); 64 row copies per page
-        # beside the 256-B lines
+        # page ids in order or shuffled (as a page table places them)
         for promo in (0, 3):
             check(encode(ctypes.byref(tmap), 9, 3, ctypes.c_void_p(src), dims, strides, box, ones, 0, 3, promo, 0),
                   "cuTensorMapEncodeTiled")
@@ -133,17 +132,18 @@ def main():
                                            ctypes.c_uint64(0)]))
                         report("tma", f"{grid} CTAs, {slots} pages, {oname}, L2 {promo}", name, n_pages * page,
                                target, us)
-                        if promo != 3 or grid != 128:
-                            continue
-                        smem = slots * 64 * 1168
-                        check(cuda.cuFuncSetAttribute(f_rows, 8, smem), "cuFuncSetAttribute")
-                        us = timed(launch(f_rows, 128, 32, smem,
-                                          [ctypes.c_uint64(src), ctypes.c_uint64(order.data_ptr()),
-                                           ctypes.c_uint32(n_pages), ctypes.c_uint32(slots),
-                                           ctypes.c_uint64(sink.data_ptr())]))
-                        report("rows", f"128 CTAs, {slots} pages, {oname}", name, n_pages * page, target, us)
-        # half-page bulk copies re-laid into swizzled tiles (raw slots, tiles): the layouts that fit
-        # beside Q in the 16-row kernel (3, 1) and around it (docs/kernels.md next steps 8)
+        # the same pages as 64 row copies of 1152 B each (128 CTAs)
+        for slots in (1, 2, 3):
+            for oname, order in (("in order", ident), ("random order", rand)):
+                smem = slots * 64 * 1168
+                check(cuda.cuFuncSetAttribute(f_rows, 8, smem), "cuFuncSetAttribute")
+                us = timed(launch(f_rows, 128, 32, smem,
+                                  [ctypes.c_uint64(src), ctypes.c_uint64(order.data_ptr()), ctypes.c_uint32(n_pages),
+                                   ctypes.c_uint32(slots), ctypes.c_uint64(sink.data_ptr())]))
+                report("rows", f"128 CTAs, {slots} pages, {oname}", name, n_pages * page, target, us)
+        # half-page bulk copies re-laid into swizzled tiles (raw slots, tiles): the layouts that would
+        # fit beside Q in the 16-row kernel (3, 1) and around it (docs/kernels.md next steps 8; run in
+        # session 10, no better than the boxes at promotion none on 132 CTAs, not built)
         for raw, tiles, oname, order in ((2, 1, "in order", ident), (3, 1, "in order", ident),
                                          (4, 1, "in order", ident), (2, 2, "in order", ident),
                                          (3, 1, "random order", rand)):

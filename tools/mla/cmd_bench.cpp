@@ -3,10 +3,11 @@
 // h=16; each in bf16 and fp8 (fp8 Q and KV). `--targets`: issue 8's target rows instead, each
 // with FlashMLA's figure (anchors.md §0), the target and whether it is met. Fixed lengths (as
 // anchors.md §0's FlashMLA runs), causal, page 64 unless a row says otherwise, DeepSeek-V3 scale;
-// median of event-timed calls of mla_decode_fwd (decode + reduce), each after a 256 MB L2 flush as
-// triton's do_bench times (the method of FlashMLA's figures), and in the last column the median
-// of calls started on an idle GPU without a flush; FlashMLA's byte and FLOP formulas. KV values are tiled from a random block (timing only: `mla run` and the GPU tests
-// check results).
+// median of event-timed calls of mla_decode_fwd (decode + reduce), each after do_bench's 256 MB
+// L2 flush (triton.testing.do_bench, the method of FlashMLA's figures), and in the last column
+// the median of calls started on an idle GPU without a flush; FlashMLA's byte and FLOP formulas.
+// KV values are tiled from a random block (timing only: `mla run` and the GPU tests check
+// results).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -48,7 +49,7 @@ struct Timed {
     int works = 0, split_tiles = 0;
     bool flag = false;
 };
-bool time_row(mla_context* ctx, const Spec& s, int iters, Timed* t, std::string* error) {
+bool time_row(mla_context* ctx, const Spec& s, int iters, const L2Flush& flush, Timed* t, std::string* error) {
     const Problem p = make_problem(s);
     DeviceRun run;
     if (!run.setup(ctx, p) || !run.launch()) {
@@ -56,9 +57,8 @@ bool time_row(mla_context* ctx, const Spec& s, int iters, Timed* t, std::string*
         return false;
     }
     for (int w = 0; w < 2; ++w) run.launch();
-    L2Flush flush{run.alloc(L2Flush::kDoBenchBytes), L2Flush::kDoBenchBytes};
     double med_ms = 0, idle_ms = 0;
-    if (!flush.buf || !median_event_ms(ctx, iters, [&] { return run.launch(); }, &med_ms, flush) ||
+    if (!median_event_ms(ctx, iters, [&] { return run.launch(); }, &med_ms, flush) ||
         !median_event_ms(ctx, iters, [&] { return run.launch(); }, &idle_ms)) {
         *error = std::string("timing failed: ") + mla_last_error();
         return false;
@@ -104,8 +104,10 @@ const Target kTargets[] = {
 const char* dt(mla_dtype d) { return d == MLA_DTYPE_BF16 ? "bf16" : "fp8"; }
 
 // The target table; list_only: the rows without running them (no context needed).
-int run_targets(mla_context* ctx, int iters, bool group_major, double copy_gbs, bool list_only) {
-    std::printf("| q / kv | b | s_q | h | s_k | page | FlashMLA us | target us | us | %% of copy | TFLOPS | met | idle GPU us |\n");
+int run_targets(mla_context* ctx, int iters, bool group_major, double copy_gbs, const L2Flush& flush,
+                bool list_only) {
+    std::printf("| q / kv | b | s_q | h | s_k | page | FlashMLA us | target us | us | %% of copy | TFLOPS | met | "
+                "idle GPU us |\n");
     std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n");
     int rc = 0, met = 0;
     for (const Target& r : kTargets) {
@@ -121,7 +123,7 @@ int run_targets(mla_context* ctx, int iters, bool group_major, double copy_gbs, 
             std::printf(" - | - | - | - | - |\n");
             continue;
         }
-        if (!time_row(ctx, s, iters, &t, &error)) {
+        if (!time_row(ctx, s, iters, flush, &t, &error)) {
             std::printf(" error: %s | | | no | |\n", error.c_str());
             rc = 1;
             continue;
@@ -145,7 +147,8 @@ int cmd_bench(int argc, char** argv) {
     for (int i = 0; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
-            std::printf("usage: mla bench [--iters N] [--varlen] [--bf16-only] [--quick] [--aiter-order] [--targets [--list]]\n"
+            std::printf("usage: mla bench [--iters N] [--varlen] [--bf16-only] [--quick] [--aiter-order]\n"
+                        "                 [--targets [--list]]\n"
                         "  the issue-5 grid, one table; --quick: b=128 s_k=4096 rows only;\n"
                         "  --targets: issue 8's target rows instead (FlashMLA's figure, the target, met);\n"
                         "  --list: print the target rows without a device\n"
@@ -170,7 +173,7 @@ int cmd_bench(int argc, char** argv) {
             std::fprintf(stderr, "mla bench: --list goes with --targets\n");
             return 2;
         }
-        return run_targets(nullptr, iters, group_major, 0, true);
+        return run_targets(nullptr, iters, group_major, 0, L2Flush{}, true);
     }
     mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
     mla_context* ctx = nullptr;
@@ -201,37 +204,46 @@ int cmd_bench(int argc, char** argv) {
         copy_gbs = copy_bandwidth_gbs(ctx, copy_run, size_t(1) << 30, 10, &error);
         if (copy_gbs <= 0) std::printf("mla bench: copy yardstick unavailable: %s\n", error.c_str());
     }
-    std::printf("mla bench on %s (%d SMs), causal, page 64, %s lengths, median of %d (L2 flushed before each call, as do_bench); device copy "
-                "%.0f GB/s (read + write)\n",
-                mla_context_arch(ctx), mla_context_num_cus(ctx), varlen && !targets ? "varied" : "fixed", iters,
-                copy_gbs);
-    if (targets) {
-        const int trc = run_targets(ctx, iters, group_major, copy_gbs, false);
-        mla_context_destroy(ctx);
-        return trc;
-    }
-    std::printf("| dtype | b | s_q | h | s_k | works | split tiles | us | GB/s | %% of copy | TFLOPS | idle GPU us |\n");
-    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    int rc = 0;
-    for (int d = 0; d < (only_bf16 ? 1 : 2); ++d)
-        for (const Row& r : grid) {
-            const mla_dtype dt8 = d ? MLA_DTYPE_FP8_E4M3FN : MLA_DTYPE_BF16;
-            const Spec s = bench_spec(r.b, r.sk, r.h, r.sq, 64, dt8, dt8, varlen, group_major);
-            Timed t;
-            std::string error;
-            if (!time_row(ctx, s, iters, &t, &error)) {
-                std::printf("| %s | %d | %d | %d | %d | - | - | error: %s | | | | |\n", d ? "fp8" : "bf16", r.b, r.sq, r.h,
-                            r.sk, error.c_str());
-                rc = 1;
-                continue;
-            }
-            if (t.flag) rc = 1;
-            std::printf("| %s | %d | %d | %d | %d | %d | %d | %.1f | %.0f | %.0f%% | %.1f | %.1f |%s\n",
-                        d ? "fp8" : "bf16", r.b, r.sq, r.h, r.sk, t.works, t.split_tiles, t.us, t.gbs,
-                        copy_gbs > 0 ? 100.0 * t.gbs / copy_gbs : 0.0, t.tflops, t.idle_us,
-                        t.flag ? " (device error flag set)" : "");
-            std::fflush(stdout);
+    // the tables, in a scope of their own: the flush buffer is freed before the context
+    const int rc = [&]() -> int {
+        // do_bench's L2 flush buffer, one for every row (decode_problem.h)
+        DeviceRun flush_owner;
+        flush_owner.ctx = ctx;
+        const L2Flush flush{flush_owner.alloc(L2Flush::kDoBenchBytes), L2Flush::kDoBenchBytes};
+        if (!flush.buf) {
+            std::printf("mla bench: the 256 MB L2 flush buffer: %s\n", mla_last_error());
+            return 1;
         }
+        std::printf("mla bench on %s (%d SMs), causal, page 64, %s lengths, median of %d (each call after do_bench's "
+                    "256 MB L2 flush); device copy %.0f GB/s (read + write)\n",
+                    mla_context_arch(ctx), mla_context_num_cus(ctx), varlen && !targets ? "varied" : "fixed", iters,
+                    copy_gbs);
+        if (targets) return run_targets(ctx, iters, group_major, copy_gbs, flush, false);
+        std::printf("| dtype | b | s_q | h | s_k | works | split tiles | us | GB/s | %% of copy | TFLOPS | "
+                    "idle GPU us |\n");
+        std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        int status = 0;
+        for (int d = 0; d < (only_bf16 ? 1 : 2); ++d)
+            for (const Row& r : grid) {
+                const mla_dtype dt8 = d ? MLA_DTYPE_FP8_E4M3FN : MLA_DTYPE_BF16;
+                const Spec s = bench_spec(r.b, r.sk, r.h, r.sq, 64, dt8, dt8, varlen, group_major);
+                Timed t;
+                std::string error;
+                if (!time_row(ctx, s, iters, flush, &t, &error)) {
+                    std::printf("| %s | %d | %d | %d | %d | - | - | error: %s | | | | |\n", d ? "fp8" : "bf16", r.b,
+                                r.sq, r.h, r.sk, error.c_str());
+                    status = 1;
+                    continue;
+                }
+                if (t.flag) status = 1;
+                std::printf("| %s | %d | %d | %d | %d | %d | %d | %.1f | %.0f | %.0f%% | %.1f | %.1f |%s\n",
+                            d ? "fp8" : "bf16", r.b, r.sq, r.h, r.sk, t.works, t.split_tiles, t.us, t.gbs,
+                            copy_gbs > 0 ? 100.0 * t.gbs / copy_gbs : 0.0, t.tflops, t.idle_us,
+                            t.flag ? " (device error flag set)" : "");
+                std::fflush(stdout);
+            }
+        return status;
+    }();
     mla_context_destroy(ctx);
     return rc;
 }

@@ -193,20 +193,19 @@ int cmd_run(int argc, char** argv) {
                 s.batch, s.kv_len, s.varlen ? " (varied)" : "", s.heads, s.qlen, mla_dtype_string(s.q_dtype),
                 mla_dtype_string(s.kv_dtype), s.page_size, int(s.causal), s.softmax_scale, mla_context_arch(ctx),
                 mla_context_num_cus(ctx));
-    int rc = 0;
-    {
+    // the GPU run, in a scope of its own: its device buffers are freed before the context
+    const int rc = [&]() -> int {
+        int status = 0;
         const Problem p = make_problem(s);
         DeviceRun run;
         if (!run.setup(ctx, p) || !run.launch()) {
             std::fprintf(stderr, "mla run: %s\n", run.error.c_str());
-            mla_context_destroy(ctx);
             return 1;
         }
         std::vector<float> out, lse;
         int32_t flag = 0;
         if (!run.fetch(p, out, lse, flag)) {
             std::fprintf(stderr, "mla run: %s\n", run.error.c_str());
-            mla_context_destroy(ctx);
             return 1;
         }
         std::printf("  plan: %d works on %d clusters, %d of %d tiles split, max %d works per cluster\n",
@@ -214,7 +213,7 @@ int cmd_run(int argc, char** argv) {
                     run.summary.max_works_per_cluster);
         if (flag) {
             std::printf("  device error flag %d\n", flag);
-            rc = 1;
+            status = 1;
         }
         // check a random subset of requests (or all)
         if (check != 0) {
@@ -229,7 +228,7 @@ int cmd_run(int argc, char** argv) {
             std::vector<float> rout, rlse;
             if (reference_subset(p, reqs, rout, rlse)) {
                 std::fprintf(stderr, "mla run: reference: %s\n", mla_last_error());
-                rc = 1;
+                status = 1;
             } else {
                 std::vector<int> rows;
                 for (int b : reqs)
@@ -241,17 +240,20 @@ int cmd_run(int argc, char** argv) {
                             reqs.size(), r.checked, r.max_abs, r.max_rel_lse,
                             r.ok() ? "PASS" : ("FAIL (" + std::to_string(r.bad_out) + " out, " +
                                                std::to_string(r.bad_lse) + " lse; " + r.first_bad + ")").c_str());
-                if (!r.ok()) rc = 1;
+                if (!r.ok()) status = 1;
             }
         }
         // timing: do_bench's method (L2 flushed before each call), then the idle-GPU method
         for (int w = 0; w < 3; ++w) run.launch();
         L2Flush flush{run.alloc(L2Flush::kDoBenchBytes), L2Flush::kDoBenchBytes};
+        if (!flush.buf) {
+            std::fprintf(stderr, "mla run: the 256 MB L2 flush buffer: %s\n", mla_last_error());
+            return 1;
+        }
         double med_ms = 0, idle_ms = 0;
-        if (!flush.buf || !median_event_ms(ctx, iters, [&] { return run.launch(); }, &med_ms, flush) ||
+        if (!median_event_ms(ctx, iters, [&] { return run.launch(); }, &med_ms, flush) ||
             !median_event_ms(ctx, iters, [&] { return run.launch(); }, &idle_ms)) {
             std::fprintf(stderr, "mla run: timing: %s\n", mla_last_error());
-            mla_context_destroy(ctx);
             return 1;
         }
         const double us = med_ms * 1000.0;
@@ -285,7 +287,8 @@ int cmd_run(int argc, char** argv) {
                             "wall clock of %d enqueues)\n",
                             std::chrono::duration<double, std::micro>(t1 - t0).count() / n, n);
         }
-    }
+        return status;
+    }();
     mla_context_destroy(ctx);
     return rc;
 }

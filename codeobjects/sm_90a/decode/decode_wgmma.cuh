@@ -14,7 +14,7 @@
 // for bf16 KV where the host passed a tensor map, with TMA boxes that land in the same layout,
 // widen fp8 tiles to bf16 exactly, and write the results out.
 // Pieces: wg_common.cuh (constants, wgmma wrappers, Q staging), kv_load.cuh (KV loaders),
-// wg_tile.cuh (stores, softmax, tile_mma), decode_wg_pp.cuh (the fp8-KV ping-pong body); this
+// wg_tile.cuh (stores, softmax, tile_s_softmax / tile_pv / tile_mma), decode_wg_pp.cuh (the fp8-KV ping-pong body); this
 // file: the shared-ring body, the dispatch and the kernel macros.
 #pragma once
 #include "decode/decode_wg_pp.cuh"  // and through it wg_tile.cuh, kv_load.cuh, wg_common.cuh

@@ -20,15 +20,16 @@
 // STAGES tiles are issued together and a tile's slot is refilled as soon as its MMAs are done (a
 // second CTA barrier, B, per tile) instead of when the next tile has landed (barrier A), so STAGES
 // tiles are in flight while the MMA warpgroup waits. Shipped (1) with the tables' L2 promotion
-// none (launch_kv_tma_l2 0): 1.7-2.4% faster on the 16-row rows together, slower alone
-// (docs/performance.md, session 10). -DMLA_WG_EARLY=0 issues at barrier A as the cp.async path does.
+// none (launch_kv_tma_l2 0): together main job -1.7%, s_k 16384 -2.4%, b = 1 -3.3%, b = 64 -1.5%;
+// the early refill alone +0.6% on the main job (docs/performance.md, session 10). -DMLA_WG_EARLY=0 issues at barrier A as the cp.async path does.
 #ifndef MLA_WG_EARLY
 #define MLA_WG_EARLY 1
 #endif
 // Measurement variant (session 10): -DMLA_WG_PVSPLIT=1 splits P.V in the kernels with one MMA
 // warpgroup (16 and 32 rows): warpgroup 1, otherwise idle between its loads, runs P.V for output
 // dims 256-511 while warpgroup 0 runs S^T, the softmax and P.V for dims 0-255. Correct (gpu_check
-// 30/30) but no faster (main job 153.9 vs 153.4 µs, docs/performance.md), so shipped off (0).
+// 30/30) but no faster (the main job's decode kernel under ncu 153.9 vs 153.4 µs,
+// docs/performance.md), so shipped off (0).
 #ifndef MLA_WG_PVSPLIT
 #define MLA_WG_PVSPLIT 0
 #endif
