@@ -23,6 +23,13 @@
 #       (DIR/src/libmla.so.0, DIR/tools/mla/mla, DIR/codeobjects) runs with its own library and
 #       tool: the way to compare kernels whose shared-memory layout differs, since a library
 #       checks each row's launch_smem against the layout it was built with.
+#   scripts/variant_bench.sh ncu "MLA RUN ARGS" KERNEL_REGEX DIR...
+#       (GPU machine with Nsight Compute; same carry as run) the kernel durations of `mla run ARGS
+#       --check 0` under each DIR as ncu measures them (gpu__time_duration.sum, --clock-control
+#       none) for the kernels whose name matches KERNEL_REGEX (e.g. mla_decode): one line per DIR
+#       with the median, minimum and maximum over the profiled launches, in µs. The way to place a
+#       kernel's time without the reducer or the host: e.g. the MLA_WG_ABLATE builds
+#       (kernels.md next steps 9).
 #
 # Example: scripts/variant_bench.sh run "--dtype fp8 --fixed --iters 30" build-lead/codeobjects \
 #          build-var/ra4/codeobjects
@@ -102,9 +109,35 @@ run)
         printf '%-40s median %8s us   rounds:%s\n' "$d" "$med" "${times[$d]}"
     done
     ;;
+ncu)
+    [ $# -ge 4 ] || { echo "usage: $0 ncu \"MLA RUN ARGS\" KERNEL_REGEX DIR..." >&2; exit 2; }
+    args=$2 regex=$3
+    shift 3
+    for d in "$@"; do
+        lib=$BUILD/src tool=$BUILD/tools/mla/mla cos=$d
+        if [ -e "$d/src/libmla.so.0" ] && [ -x "$d/tools/mla/mla" ]; then
+            lib=$d/src tool=$d/tools/mla/mla cos=$d/codeobjects
+        fi
+        # shellcheck disable=SC2086
+        LD_LIBRARY_PATH="$PWD/$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" MLA_CODEOBJECT_DIR="$PWD/$cos" \
+            ncu --clock-control none --metrics gpu__time_duration.sum --kernel-name "regex:$regex" \
+            "$tool" run $args --check 0 2>&1 |
+            awk '$1 == "gpu__time_duration.sum" {
+                    v = $NF; gsub(",", "", v)
+                    if ($2 == "msecond") v *= 1000; else if ($2 == "nsecond") v /= 1000
+                    print v
+                }' | sort -g |
+            awk -v d="$d" '{ t[++n] = $1 }
+                END {
+                    if (n == 0) { printf "%-40s no kernel matched\n", d; exit 1 }
+                    printf "%-40s median %8.2f us   min %8.2f   max %8.2f   (%d launches)\n", d, t[int((n + 1) / 2)],
+                        t[1], t[n], n
+                }' || exit 1
+    done
+    ;;
 *)
     echo "usage: $0 build NAME SOURCE.cu [NVCC FLAGS...] | table NAME TABLE COLUMN VALUE [KERNEL_REGEX] |" \
-        "run \"MLA RUN ARGS\" DIR..." >&2
+        "run \"MLA RUN ARGS\" DIR... | ncu \"MLA RUN ARGS\" KERNEL_REGEX DIR..." >&2
     exit 2
     ;;
 esac
