@@ -2,8 +2,10 @@
 // b=128, s_k=4096 varied, 16 heads, bf16, page 64, causal, softmax_scale 1/sqrt(192) * mscale^2
 // with yarn mscale = 0.1 ln(40) + 1), plans on the host, launches mla_decode_fwd on the GPU,
 // checks a random subset of requests against mla_decode_reference, and prints the median
-// event-timed latency, GB/s and TFLOPS (FlashMLA's formulas, anchors.md §1.4) and the fraction of
-// the device-to-device copy bandwidth measured in the same run (mla_device_copy).
+// event-timed latency (each call after do_bench's 256 MB L2 flush; then again each call on an
+// idle GPU without it), GB/s and TFLOPS (FlashMLA's formulas, anchors.md §1.4), the fraction of
+// the device-to-device copy bandwidth measured in the same run (mla_device_copy) and the host
+// cost of one call.
 // Without a GPU it runs the CPU path on a small default (plan + mla_execute_plan_reference
 // against mla_decode_reference) and says so.
 #include <algorithm>
