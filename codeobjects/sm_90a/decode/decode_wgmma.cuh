@@ -14,7 +14,7 @@
 // for bf16 KV where the host passed a tensor map, with TMA boxes that land in the same layout,
 // widen fp8 tiles to bf16 exactly, and write the results out.
 // Pieces: wg_common.cuh (constants, wgmma wrappers, Q staging), kv_load.cuh (KV loaders),
-// wg_tile.cuh (stores, softmax, tile_s_softmax / tile_pv / tile_mma), decode_wg_pp.cuh (the fp8-KV ping-pong body); this
+// wg_tile.cuh (stores, softmax, tile_mma), decode_wg_pp.cuh (the fp8-KV ping-pong body); this
 // file: the shared-ring body, the dispatch and the kernel macros.
 #pragma once
 #include "decode/decode_wg_pp.cuh"  // and through it wg_tile.cuh, kv_load.cuh, wg_common.cuh
@@ -31,13 +31,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     float* red = reinterpret_cast<float*>(smem + C::OFF_RED);  // [NC][4 warps][NQ]
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);    // [STAGES][64]
     const bool mma = wg < C::NC;
-    // P.V split (wg_common.cuh, MLA_WG_PVSPLIT): with one MMA warpgroup, warpgroup 1 takes output
-    // dim blocks 4-7 of P.V; xch passes each tile's alpha, then the work's column sums, from
-    // warpgroup 0 (named barrier 3, both warpgroups).
-    constexpr bool kSplit = MLA_WG_PVSPLIT && C::NC == 1;
-    constexpr int MBO = kSplit ? 4 : 8;  // 64-dim blocks of O^T a thread holds
-    const int mb0 = kSplit ? 4 * wg : 0;
-    __shared__ float xch[kSplit ? NQ : 1];
 
     const float qsc = p.q_scale ? *p.q_scale : 1.0f;
     const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
@@ -77,6 +70,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 issue_tile<KV8>(p, w, tile, n_tiles, slot, tokok + stage * kTN, tid, pg);
         };
         const bool early = MLA_WG_EARLY && N == 16 && tma;  // (wg_common.cuh; 32 / 64 rows spill with it)
+        // (a loop to `ahead` compiles to a different, unverified cubin: docs/runs/session10-build-checks.txt)
         const int ahead = early ? C::STAGES : C::STAGES - 1;  // tiles issued before the loop
 #pragma unroll
         for (int s = 0; s < C::STAGES; ++s) {
@@ -90,9 +84,9 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         pf.fetch(p, w, ahead, n_tiles, tid >> 2, (tid & 3) == 0);
 
         // ---- per-thread state of the MMA warpgroups: columns (query rows) 8 j + 2 (lane & 3) + e ----
-        float m_run[NI], l_run[NI], o[MBO][NR];
+        float m_run[NI], l_run[NI], o[8][NR];
         int lim[NI];
-        start_columns<NQ>(p, w, kSplit ? 0 : wg * NQ, m_run, l_run, lim, o);
+        start_columns<NQ>(p, w, wg * NQ, m_run, l_run, lim, o);
 
         const uint64_t dQ = sw128_desc(sbase + C::OFF_Q + wg * NQ * 128, 16, 1024);
         const int r0 = 16 * wl + (lane >> 2);  // this thread's output dims r0, r0 + 8 of a block
@@ -125,28 +119,9 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 __syncthreads();  // (A') widened tile visible to the MMAs
                 kt_off = C::OFF_KVB;
             }
-            if constexpr (kSplit) {
-                if (!(MLA_WG_ABLATE & 4)) {
-                    float alpha[NI];
-                    if (wg == 0) {
-                        tile_s_softmax<N, NQ>(smem, sbase, kt_off, C::OFF_P, red, tokok + stage * kTN,
-                                              w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, alpha, dQ, 1);
-                        if (wl == 0 && lane < 4) {
-#pragma unroll
-                            for (int i = 0; i < NI; ++i) xch[8 * (i >> 1) + 2 * lane + (i & 1)] = alpha[i];
-                        }
-                    }
-                    bar_sync(3, 256);  // P^T (fenced by its writers) and alpha visible to both warpgroups
-                    if (wg == 1) {
-#pragma unroll
-                        for (int i = 0; i < NI; ++i) alpha[i] = xch[8 * (i >> 1) + 2 * (lane & 3) + (i & 1)];
-                    }
-                    tile_pv<NQ, MBO>(sbase, kt_off, C::OFF_P, alpha, o, mb0);
-                }
-            } else if (mma && !(MLA_WG_ABLATE & 4)) {
+            if (mma && !(MLA_WG_ABLATE & 4))
                 tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ,
                                 tokok + stage * kTN, w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
-            }
             if (early && tile + C::STAGES < n_tiles) {  // (CTA-uniform)
                 __syncthreads();  // (B) the tile's MMAs are done: its slot is free
                 issue_ahead(tile + C::STAGES);
@@ -157,34 +132,22 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
 
         // ---- epilogue: o = O / l * kv_scale (0 if no key), lse = (m + log2 l) ln 2 ----
         float* obuf = reinterpret_cast<float*>(smem + C::OFF_KV);  // [N][kOPitch]
-        float lt[NI];
-        if (mma) column_sums<NQ>(l_run, red + wg * 4 * NQ, 1 + wg, lt);
-        if constexpr (kSplit) {  // warpgroup 1 takes the column sums from warpgroup 0
-            if (wg == 0 && wl == 0 && lane < 4) {
-#pragma unroll
-                for (int i = 0; i < NI; ++i) xch[8 * (i >> 1) + 2 * lane + (i & 1)] = lt[i];
-            }
-            bar_sync(3, 256);
-            if (wg == 1) {
-#pragma unroll
-                for (int i = 0; i < NI; ++i) lt[i] = xch[8 * (i >> 1) + 2 * (lane & 3) + (i & 1)];
-            }
-        }
-        if (mma || kSplit) {
-            float inv[NI];
+        if (mma) {
+            float inv[NI], lt[NI];
+            column_sums<NQ>(l_run, red + wg * 4 * NQ, 1 + wg, lt);
 #pragma unroll
             for (int i = 0; i < NI; ++i) inv[i] = lt[i] > 0.f ? kvsc / lt[i] : 0.f;
 #pragma unroll
-            for (int mb = 0; mb < MBO; ++mb)
+            for (int mb = 0; mb < 8; ++mb)
 #pragma unroll
                 for (int i = 0; i < NI; ++i) {
-                    const int col = (kSplit ? 0 : wg * NQ) + 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
+                    const int col = wg * NQ + 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
                     const int e0 = 4 * (i >> 1) + (i & 1);
-                    const int dim = 64 * (mb0 + mb) + r0;
+                    const int dim = 64 * mb + r0;
                     obuf[col * kOPitch + dim] = o[mb][e0] * inv[i];
                     obuf[col * kOPitch + dim + 8] = o[mb][e0 + 2] * inv[i];
                 }
-            if (wl == 0 && lane < 4 && (!kSplit || wg == 0)) {
+            if (wl == 0 && lane < 4) {
 #pragma unroll
                 for (int i = 0; i < NI; ++i) {
                     const int row = wg * NQ + 8 * (i >> 1) + 2 * lane + (i & 1);

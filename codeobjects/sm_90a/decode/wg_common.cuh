@@ -25,14 +25,6 @@
 #ifndef MLA_WG_EARLY
 #define MLA_WG_EARLY 1
 #endif
-// Measurement variant (session 10): -DMLA_WG_PVSPLIT=1 splits P.V in the kernels with one MMA
-// warpgroup (16 and 32 rows): warpgroup 1, otherwise idle between its loads, runs P.V for output
-// dims 256-511 while warpgroup 0 runs S^T, the softmax and P.V for dims 0-255. Correct (gpu_check
-// 30/30) but no faster (the main job's decode kernel under ncu 153.9 vs 153.4 µs,
-// docs/performance.md), so shipped off (0).
-#ifndef MLA_WG_PVSPLIT
-#define MLA_WG_PVSPLIT 0
-#endif
 
 namespace mla_wg {
 

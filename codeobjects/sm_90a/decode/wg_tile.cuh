@@ -58,12 +58,11 @@ template <int NQ>
 constexpr int kSChains = NQ == 16 ? MLA_WG_SCHAINS16 : MLA_WG_SCHAINS32;
 
 // A work's starting state of this thread's NQ / 4 query columns (tile rows row0 + 8 (i >> 1) +
-// 2 (lane & 3) + (i & 1)): running max -inf, sum 0, causal / cprr limit, and O^T = 0 (MB of the 8
-// 64-dim blocks: all, or a warpgroup's half when two split P.V).
-template <int NQ, int MB>
+// 2 (lane & 3) + (i & 1)): running max -inf, sum 0, causal / cprr limit, and O^T = 0.
+template <int NQ>
 __device__ __forceinline__ void start_columns(const mla_decode_params& p, const mla_dec::Work& w, int row0,
                                               float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], int (&lim)[NQ / 4],
-                                              float (&o)[MB][NQ / 2]) {
+                                              float (&o)[8][NQ / 2]) {
     const int lane = threadIdx.x & 31;
 #pragma unroll
     for (int i = 0; i < NQ / 4; ++i) {
@@ -72,7 +71,7 @@ __device__ __forceinline__ void start_columns(const mla_decode_params& p, const 
         lim[i] = mla_dec::row_limit(p, w, row0 + 8 * (i >> 1) + 2 * (lane & 3) + (i & 1));
     }
 #pragma unroll
-    for (int mb = 0; mb < MB; ++mb)
+    for (int mb = 0; mb < 8; ++mb)
 #pragma unroll
         for (int e = 0; e < NQ / 2; ++e) o[mb][e] = 0.f;
 }
@@ -187,12 +186,11 @@ __device__ __forceinline__ void tile_softmax(char* smem, uint32_t p_off, float* 
     bar_sync(bar_id, 128);  // (C) P^T visible to the warpgroup's MMAs
 }
 
-// O^T columns (query rows) scaled by their alpha (accumulator layout of tile_softmax), over the MB
-// 64-dim blocks the thread holds.
-template <int NQ, int MB>
-__device__ __forceinline__ void scale_o(float (&o)[MB][NQ / 2], const float (&alpha)[NQ / 4]) {
+// O^T columns (query rows) scaled by their alpha (accumulator layout of tile_softmax).
+template <int NQ>
+__device__ __forceinline__ void scale_o(float (&o)[8][NQ / 2], const float (&alpha)[NQ / 4]) {
 #pragma unroll
-    for (int mb = 0; mb < MB; ++mb)
+    for (int mb = 0; mb < 8; ++mb)
 #pragma unroll
         for (int i = 0; i < NQ / 4; ++i) {
             const int e0 = 4 * (i >> 1) + (i & 1);
@@ -201,15 +199,17 @@ __device__ __forceinline__ void scale_o(float (&o)[MB][NQ / 2], const float (&al
         }
 }
 
-// S^T = K . Q^T of one 64-token tile for a warpgroup's NQ query rows (A = tile at kt_off, B = Q
-// rows through dQ) and its online softmax (tile_softmax: P^T bf16 at p_off, alpha out). Every
-// thread of the warpgroup calls it. kt_off, p_off: byte offsets in shared memory (1024-aligned).
+// One 64-token tile of a warpgroup's NQ query rows: S^T = K . Q^T (A = tile at kt_off, B = Q rows
+// through dQ), the online softmax (tile_softmax: P^T bf16 at p_off), then
+// O^T = O^T * alpha + V^T . P^T. Every thread of the warpgroup calls it.
+// kt_off, p_off: byte offsets in shared memory (1024-aligned).
 template <int N, int NQ>
-__device__ __forceinline__ void tile_s_softmax(char* smem, uint32_t sbase, uint32_t kt_off, uint32_t p_off, float* red,
-                                               const int* tok, int jt0, const int (&lim)[NQ / 4], float sl2,
-                                               float (&m_run)[NQ / 4], float (&l_run)[NQ / 4],
-                                               float (&alpha)[NQ / 4], uint64_t dQ, int bar_id) {
-    constexpr int NR = NQ / 2;
+__device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt_off, uint32_t p_off, float* red,
+                                         const int* tok, int jt0, const int (&lim)[NQ / 4], float sl2,
+                                         float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&o)[8][NQ / 2],
+                                         uint64_t dQ, int bar_id) {
+    constexpr int NR = NQ / 2, NI = NQ / 4;
+    const uint64_t dP = sw128_desc(sbase + p_off, 16, 1024);
     // ---- S^T = K . Q^T over 576 dims, in NA independent accumulator chains (k-step kk goes to
     // chain kk % NA): consecutive wgmmas then do not wait on each other's results ----
     constexpr int NA = kSChains<NQ>;
@@ -230,43 +230,26 @@ __device__ __forceinline__ void tile_s_softmax(char* smem, uint32_t sbase, uint3
     }
     float s[NR];
     wait_sum_chains(sa, s);
-    tile_softmax<NQ, false>(smem, p_off, red, tok, jt0, lim, sl2, s, m_run, l_run, alpha, bar_id);
-}
 
-// O^T = O^T * alpha + V^T . P^T of one tile (V = the tile's first 512 columns at kt_off, P^T at
-// p_off) for MB of the output's 8 64-dim blocks, from block mb0 (o[j] holds block mb0 + j): all 8,
-// or a warpgroup's half when two warpgroups split P.V. Every thread of the warpgroup calls it.
-template <int NQ, int MB>
-__device__ __forceinline__ void tile_pv(uint32_t sbase, uint32_t kt_off, uint32_t p_off, const float (&alpha)[NQ / 4],
-                                        float (&o)[MB][NQ / 2], int mb0) {
+    float alpha[NI];
+    tile_softmax<NQ, false>(smem, p_off, red, tok, jt0, lim, sl2, s, m_run, l_run, alpha, bar_id);
+
+    // ---- O^T = O^T * alpha + V^T . P^T over this tile's 64 tokens ----
     scale_o<NQ>(o, alpha);
-    const uint64_t dP = sw128_desc(sbase + p_off, 16, 1024);
     const uint64_t dV = sw128_desc(sbase + kt_off, 1024, 1024);
 #pragma unroll
-    for (int mb = 0; mb < MB; ++mb) reg_fence(o[mb]);
+    for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
     wg_fence();
-    // token step outer, dim block inner: MB independent accumulators between dependent wgmmas
+    // token step outer, dim block inner: 8 independent accumulators between dependent wgmmas
 #pragma unroll
     for (int kt = 0; kt < ((MLA_WG_ABLATE & 1) ? 0 : kTN / 16); ++kt)
 #pragma unroll
-        for (int mb = 0; mb < MB; ++mb)
-            wgmma<NQ, 1>(o[mb], dV + uint64_t(((mb0 + mb) * kBlk + kt * 2048) >> 4), dP + uint64_t((kt * 32) >> 4), 1);
+        for (int mb = 0; mb < 8; ++mb)
+            wgmma<NQ, 1>(o[mb], dV + uint64_t((mb * kBlk + kt * 2048) >> 4), dP + uint64_t((kt * 32) >> 4), 1);
     wg_commit();
     wg_wait0();
 #pragma unroll
-    for (int mb = 0; mb < MB; ++mb) reg_fence(o[mb]);
-}
-
-// One 64-token tile of a warpgroup's NQ query rows: tile_s_softmax, then tile_pv over all 8 dim
-// blocks. Every thread of the warpgroup calls it.
-template <int N, int NQ>
-__device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt_off, uint32_t p_off, float* red,
-                                         const int* tok, int jt0, const int (&lim)[NQ / 4], float sl2,
-                                         float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&o)[8][NQ / 2],
-                                         uint64_t dQ, int bar_id) {
-    float alpha[NQ / 4];
-    tile_s_softmax<N, NQ>(smem, sbase, kt_off, p_off, red, tok, jt0, lim, sl2, m_run, l_run, alpha, dQ, bar_id);
-    tile_pv<NQ, 8>(sbase, kt_off, p_off, alpha, o, 0);
+    for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
 }
 
 }  // namespace mla_wg
