@@ -58,8 +58,7 @@ bool time_row(mla_context* ctx, const Spec& s, int iters, const L2Flush& flush, 
     }
     for (int w = 0; w < 2; ++w) run.launch();
     double med_ms = 0, idle_ms = 0;
-    if (!median_event_ms(ctx, iters, [&] { return run.launch(); }, &med_ms, flush) ||
-        !median_event_ms(ctx, iters, [&] { return run.launch(); }, &idle_ms)) {
+    if (!flushed_and_idle_ms(ctx, iters, [&] { return run.launch(); }, flush, &med_ms, &idle_ms)) {
         *error = std::string("timing failed: ") + mla_last_error();
         return false;
     }
@@ -209,7 +208,7 @@ int cmd_bench(int argc, char** argv) {
         // do_bench's L2 flush buffer, one for every row (decode_problem.h)
         DeviceRun flush_owner;
         flush_owner.ctx = ctx;
-        const L2Flush flush{flush_owner.alloc(L2Flush::kDoBenchBytes), L2Flush::kDoBenchBytes};
+        const L2Flush flush{flush_owner.alloc(L2Flush::kBytes)};
         if (!flush.buf) {
             std::printf("mla bench: the 256 MB L2 flush buffer: %s\n", mla_last_error());
             return 1;

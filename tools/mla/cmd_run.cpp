@@ -247,14 +247,13 @@ int cmd_run(int argc, char** argv) {
         }
         // timing: do_bench's method (L2 flushed before each call), then the idle-GPU method
         for (int w = 0; w < 3; ++w) run.launch();
-        L2Flush flush{run.alloc(L2Flush::kDoBenchBytes), L2Flush::kDoBenchBytes};
+        const L2Flush flush{run.alloc(L2Flush::kBytes)};
         if (!flush.buf) {
             std::fprintf(stderr, "mla run: the 256 MB L2 flush buffer: %s\n", mla_last_error());
             return 1;
         }
         double med_ms = 0, idle_ms = 0;
-        if (!median_event_ms(ctx, iters, [&] { return run.launch(); }, &med_ms, flush) ||
-            !median_event_ms(ctx, iters, [&] { return run.launch(); }, &idle_ms)) {
+        if (!flushed_and_idle_ms(ctx, iters, [&] { return run.launch(); }, flush, &med_ms, &idle_ms)) {
             std::fprintf(stderr, "mla run: timing: %s\n", mla_last_error());
             return 1;
         }

@@ -621,14 +621,13 @@ inline double problem_flops(const Problem& p) {
 // evicts the L2 (50 MB on the H200), so each timed call reads its KV from HBM as a serving step
 // does, and it keeps the GPU busy while the host enqueues the call, so the time is the call's
 // GPU time (decode + reduce), not also the host's validation and launch time before the first
-// kernel starts (`mla run` reports that as the host cost). bytes == 0: no flush (the idle-GPU
+// kernel starts (`mla run` reports that as the host cost). buf == nullptr: no flush (the idle-GPU
 // method: each timed call starts on an idle GPU, with the L2 as the previous call left it).
 struct L2Flush {
-    void* buf = nullptr;
-    size_t bytes = 0;
-    static constexpr size_t kDoBenchBytes = 256000000;  // do_bench's int32[256e6 / 4]
+    static constexpr size_t kBytes = 256000000;  // do_bench's int32[256e6 / 4]
+    void* buf = nullptr;                          // kBytes of device memory, or nullptr
     bool operator()(mla_context* ctx) const {
-        return bytes == 0 || mla_memset_d8(ctx, buf, 0, bytes, nullptr) == MLA_SUCCESS;
+        return !buf || mla_memset_d8(ctx, buf, 0, kBytes, nullptr) == MLA_SUCCESS;
     }
 };
 
@@ -656,6 +655,15 @@ bool median_event_ms(mla_context* ctx, int iters, Launch&& launch, double* media
     std::sort(ms.begin(), ms.end());
     *median_ms = ms.empty() ? 0 : ms[ms.size() / 2];
     return ok;
+}
+
+// launch() timed both ways: the median after flush (do_bench's method) to *flushed_ms, then the
+// median of calls started on an idle GPU to *idle_ms (median_event_ms each). False (mla_last_error
+// set) when either fails.
+template <class Launch>
+bool flushed_and_idle_ms(mla_context* ctx, int iters, Launch&& launch, const L2Flush& flush, double* flushed_ms,
+                         double* idle_ms) {
+    return median_event_ms(ctx, iters, launch, flushed_ms, flush) && median_event_ms(ctx, iters, launch, idle_ms);
 }
 
 // Device-to-device copy bandwidth (bytes read + written per second, GB/s) through
