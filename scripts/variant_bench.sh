@@ -35,6 +35,15 @@
 #          build-var/ra4/codeobjects
 set -eu
 BUILD=${BUILD:-build-lead}
+
+# The library, tool and code objects to run under DIR: $BUILD's library and tool with DIR's code
+# objects, or DIR's own when DIR holds a whole build (DIR/src/libmla.so.0, DIR/tools/mla/mla).
+paths_for() {
+    lib=$BUILD/src tool=$BUILD/tools/mla/mla cos=$1
+    if [ -e "$1/src/libmla.so.0" ] && [ -x "$1/tools/mla/mla" ]; then
+        lib=$1/src tool=$1/tools/mla/mla cos=$1/codeobjects
+    fi
+}
 cmd=${1:-}
 case "$cmd" in
 build)
@@ -92,10 +101,7 @@ run)
     declare -A times
     for ((r = 0; r < rounds; ++r)); do
         for d in "$@"; do
-            lib=$BUILD/src tool=$BUILD/tools/mla/mla cos=$d
-            if [ -e "$d/src/libmla.so.0" ] && [ -x "$d/tools/mla/mla" ]; then  # a whole build
-                lib=$d/src tool=$d/tools/mla/mla cos=$d/codeobjects
-            fi
+            paths_for "$d"
             # shellcheck disable=SC2086
             us=$(LD_LIBRARY_PATH="$PWD/$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" MLA_CODEOBJECT_DIR="$PWD/$cos" \
                 "$tool" run $args --check 0 | sed -n 's/^  decode: \([0-9.]*\) us.*/\1/p')
@@ -114,10 +120,7 @@ ncu)
     args=$2 regex=$3
     shift 3
     for d in "$@"; do
-        lib=$BUILD/src tool=$BUILD/tools/mla/mla cos=$d
-        if [ -e "$d/src/libmla.so.0" ] && [ -x "$d/tools/mla/mla" ]; then
-            lib=$d/src tool=$d/tools/mla/mla cos=$d/codeobjects
-        fi
+        paths_for "$d"
         # shellcheck disable=SC2086
         LD_LIBRARY_PATH="$PWD/$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" MLA_CODEOBJECT_DIR="$PWD/$cos" \
             ncu --clock-control none --metrics gpu__time_duration.sum --kernel-name "regex:$regex" \
