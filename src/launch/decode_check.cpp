@@ -346,7 +346,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                                     "(mla_decode_wg_bf16_bf16_m16 / _m32, mla_decode_qm_bf16_bf16_m64), not " << kn);
     // launch_kv_tma_l2: the tensor map's L2 promotion in bytes, 0 (none), 64, 128 or 256 (absent:
     // 256, the setting of sessions 6-9). Every shipped row says 0 since session 10: at 256 the TMA
-    // box pattern streamed 6-8% slower (docs/performance.md, session 10)
+    // box pattern streamed 4-9% slower (docs/performance.md, session 10)
     const long kv_l2 = lr.kv_tma_l2 == mla_context::LaunchRow::kAbsent ? 256 : lr.kv_tma_l2;
     MLA_CHECK(kv_l2 == 0 || kv_l2 == 64 || kv_l2 == 128 || kv_l2 == 256, MLA_ERROR_TABLE,
               d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma_l2 must be 0, 64, 128 or 256, got "

@@ -784,7 +784,7 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         // every decode kernel starts with griddepcontrol.wait: launched as a programmatic dependent launch
         CHECK(f[14] == "1");
         // the TMA map's L2 promotion: none on every row (session 10: the 256-byte promotion cost
-        // the box stream 4-6% against the read ceiling; docs/performance.md)
+        // the box stream 4-9% against the read ceiling; docs/performance.md, session 10 calls 1-2)
         CHECK(f[15] == "0");
         // cprr (round-robin context parallel) rows: causal only, the same kernel and launch
         // values as the cprr = 0 row of the key (the kernel reads cp_world_size at run time)
