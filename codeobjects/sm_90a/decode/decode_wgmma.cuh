@@ -102,9 +102,11 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 cp_wait<C::STAGES - 2>();
             } else {
                 if (tile == 0) cp_wait<0>();  // Q (cp.async)
-                mbar_wait(bar0 + 8 * stage, (phase >> stage) & 1);  // the tile's boxes landed
-                phase ^= 1u << stage;
-                if ((zero >> stage) & 1) zero_row_quarter(smem + C::OFF_KV + stage * kTile, tid >> 2, tid & 3);
+                if (!(MLA_WG_NOLOAD && early && tile >= C::STAGES)) {
+                    mbar_wait(bar0 + 8 * stage, (phase >> stage) & 1);  // the tile's boxes landed
+                    phase ^= 1u << stage;
+                    if ((zero >> stage) & 1) zero_row_quarter(smem + C::OFF_KV + stage * kTile, tid >> 2, tid & 3);
+                }
             }
             if constexpr (!KV8) {
                 fence_proxy_async();  // cp.async / TMA data, zeroed rows (and Q) -> the MMA's async proxy
@@ -122,9 +124,10 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             if (mma && !(MLA_WG_ABLATE & 4))
                 tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ,
                                 tokok + stage * kTN, w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
+            if (MLA_WG_SPIN && mma) spin_clocks(MLA_WG_SPIN);
             if (early && tile + C::STAGES < n_tiles) {  // (CTA-uniform)
                 __syncthreads();  // (B) the tile's MMAs are done: its slot is free
-                issue_ahead(tile + C::STAGES);
+                if (!MLA_WG_NOLOAD) issue_ahead(tile + C::STAGES);
             }
         }
         cp_wait<0>();

@@ -13,6 +13,17 @@
 #endif
 // Measurement variant (session 9): -DMLA_WG_NC32=1 runs the 32-row tiles on both warpgroups, 16
 // query rows each, as the 64-row tiles run (shipped: 0, one MMA warpgroup).
+// Measurement hooks (session 11, 16-row TMA path of the ring body; results then wrong, shipped 0):
+// -DMLA_WG_NOLOAD=1 loads a work's first STAGES tiles only and runs every later tile's MMAs on the
+// stale slots (the MMA warpgroup's time per tile, with no load beside it); -DMLA_WG_SPIN=N makes
+// the MMA warpgroup spin N clocks per tile after its MMAs (with MLA_WG_ABLATE=4: a slot held N
+// clocks with no shared-memory traffic).
+#ifndef MLA_WG_NOLOAD
+#define MLA_WG_NOLOAD 0
+#endif
+#ifndef MLA_WG_SPIN
+#define MLA_WG_SPIN 0
+#endif
 #ifndef MLA_WG_NC32
 #define MLA_WG_NC32 0
 #endif
@@ -65,6 +76,12 @@ struct Cfg {
 
 __device__ __forceinline__ void fence_proxy_async() {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// Busy-waits n clocks (the MLA_WG_SPIN measurement hook).
+__device__ __forceinline__ void spin_clocks(long long n) {
+    const long long t0 = clock64();
+    while (clock64() - t0 < n) {
+    }
 }
 __device__ __forceinline__ void bar_sync(int id, int n) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
