@@ -29,6 +29,27 @@
 
 namespace mla_wg {
 
+// Measurement variants (session 11, shipped 0): MLA_WG_BLK_SLEEP=N: the producer backs off N ns
+// between polls of an empty barrier; MLA_WG_BLK_TILEBAR=1: one full barrier per tile in flight
+// (count 9, tile t at t % 4, aliasing the first four position barriers) instead of one per block,
+// so the MMA warpgroup waits once per tile.
+#ifndef MLA_WG_BLK_SLEEP
+#define MLA_WG_BLK_SLEEP 0
+#endif
+#ifndef MLA_WG_BLK_TILEBAR
+#define MLA_WG_BLK_TILEBAR 0
+#endif
+
+__device__ __forceinline__ bool mbar_try(uint32_t bar, uint32_t parity) {
+    uint32_t ok;
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(ok)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    return ok != 0;
+}
+
 struct BlkCfg {
     static constexpr int N = 16, NB = MLA_DECODE_WG_BLOCKS;
     static constexpr int OFF_Q = 0;
@@ -60,7 +81,7 @@ __device__ __forceinline__ int blk_run_page(const mla_decode_params& p, const ml
 // ring; writes the tile's token flags to tok[64] first.
 __device__ __forceinline__ void blk_issue_tile(const mla_decode_params& p, const mla_dec::Work& w, int tile,
                                                int page, int run_rows, uint32_t ring, uint32_t full0, uint32_t empty0,
-                                               uint32_t& ph, uint32_t& used, int* tok, int lane) {
+                                               uint32_t& ph, uint32_t& used, int* tok, int lane, uint32_t tbar) {
     const int psz = 1 << p.page_size_log2;
     const int nruns = kTN / run_rows;
     const int j = w.tok_begin + tile * kTN + lane * run_rows;
@@ -78,13 +99,18 @@ __device__ __forceinline__ void blk_issue_tile(const mla_decode_params& p, const
     for (int b = 0; b < 9; ++b) {
         const int s = blk_pos(tile, b);
         if ((used >> s) & 1) {
-            mbar_wait(empty0 + 8 * s, (ph >> s) & 1);  // the MMAs that read this position are done
+            if (MLA_WG_BLK_SLEEP) {
+                while (!mbar_try(empty0 + 8 * s, (ph >> s) & 1)) __nanosleep(MLA_WG_BLK_SLEEP);
+            } else {
+                mbar_wait(empty0 + 8 * s, (ph >> s) & 1);  // the MMAs that read this position are done
+            }
             ph ^= 1u << s;
         }
         used |= 1u << s;
-        if (lane == 0) mbar_arrive_tx(full0 + 8 * s, bytes);  // (releases the flags with the first block)
+        const uint32_t fb = MLA_WG_BLK_TILEBAR ? tbar : full0 + 8 * s;
+        if (lane == 0) mbar_arrive_tx(fb, bytes);  // (releases the flags with the first block)
         __syncwarp();
-        if (run_ok) tma_load_3d(ring + s * kBlk + lane * run_rows * 128, p.kv_tmap, 64 * b, j & (psz - 1), page, full0 + 8 * s);
+        if (run_ok) tma_load_3d(ring + s * kBlk + lane * run_rows * 128, p.kv_tmap, 64 * b, j & (psz - 1), page, fb);
     }
 }
 
@@ -106,7 +132,7 @@ __device__ __forceinline__ void decode_wg_blk_body(const mla_decode_params& p, c
     const int run_rows = min(1 << p.page_size_log2, kTN);  // rows of a page run in a tile (a box)
 
     if (tid < NB) {
-        mbar_init(full0 + 8 * tid, 1);
+        mbar_init(full0 + 8 * tid, MLA_WG_BLK_TILEBAR && tid < 4 ? 9 : 1);
         mbar_init(empty0 + 8 * tid, 4);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -128,7 +154,7 @@ __device__ __forceinline__ void decode_wg_blk_body(const mla_decode_params& p, c
             for (int tile = 0; tile < n_tiles; ++tile) {
                 const int next = blk_run_page(p, w, tile + 1, n_tiles, lane, run_rows);  // a tile ahead
                 blk_issue_tile(p, w, tile, page, run_rows, ring, full0, empty0, ph, used,
-                               tokok + ((tile_base + tile) & 3) * kTN, lane);
+                               tokok + ((tile_base + tile) & 3) * kTN, lane, full0 + 8 * ((tile_base + tile) & 3));
                 page = next;
             }
         }
@@ -148,11 +174,17 @@ __device__ __forceinline__ void decode_wg_blk_body(const mla_decode_params& p, c
 #pragma unroll 1
             for (int tile = 0; tile < n_tiles; ++tile) {
                 const int sb = blk_pos(tile, 0);
+                if (MLA_WG_BLK_TILEBAR) {
+                    const int e = (tile_base + tile) & 3;
+                    mbar_wait(full0 + 8 * e, (ph >> e) & 1);  // the tile's boxes landed
+                    ph ^= 1u << e;
+                } else {
 #pragma unroll 1
-                for (int b = 0; b < 9; ++b) {
-                    const int s = blk_pos(tile, b);
-                    mbar_wait(full0 + 8 * s, (ph >> s) & 1);  // the block's boxes landed
-                    ph ^= 1u << s;
+                    for (int b = 0; b < 9; ++b) {
+                        const int s = blk_pos(tile, b);
+                        mbar_wait(full0 + 8 * s, (ph >> s) & 1);  // the block's boxes landed
+                        ph ^= 1u << s;
+                    }
                 }
                 const int* tok = tokok + ((tile_base + tile) & 3) * kTN;
                 // rows flagged 0 hold whatever the ring held: zeroed (the same answer in every warp)
