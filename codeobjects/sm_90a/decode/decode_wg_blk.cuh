@@ -29,39 +29,18 @@
 
 namespace mla_wg {
 
-// Measurement variants (session 11, shipped 0): MLA_WG_BLK_SLEEP=N: the producer backs off N ns
-// between polls of an empty barrier; MLA_WG_BLK_TILEBAR=1: one full barrier per tile in flight
-// (count 9, tile t at t % 4, aliasing the first four position barriers) instead of one per block,
-// so the MMA warpgroup waits once per tile.
-#ifndef MLA_WG_BLK_SLEEP
-#define MLA_WG_BLK_SLEEP 0
-#endif
-#ifndef MLA_WG_BLK_TILEBAR
-#define MLA_WG_BLK_TILEBAR 0
-#endif
-
-__device__ __forceinline__ bool mbar_try(uint32_t bar, uint32_t parity) {
-    uint32_t ok;
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(ok)
-        : "r"(bar), "r"(parity)
-        : "memory");
-    return ok != 0;
-}
-
 struct BlkCfg {
     static constexpr int N = 16, NB = MLA_DECODE_WG_BLOCKS;
     static constexpr int OFF_Q = 0;
     static constexpr int OFF_KV = N * 1152;
     static constexpr int OFF_P = OFF_KV + NB * kBlk;
     static constexpr int OFF_RED = OFF_P + N * 128;
-    static constexpr int OFF_TOK = OFF_RED + 16 * N;  // [4][64] token flags, tile t at t % 4
-    static constexpr int OFF_BAR = OFF_TOK + 4 * kTN * 4;  // full[NB], empty[NB]
-    static constexpr int SMEM = OFF_BAR + 2 * 8 * NB;
+    static constexpr int OFF_TOK = OFF_RED + 16 * N;       // [4][64] token flags, tile t at t % 4
+    static constexpr int OFF_BAR = OFF_TOK + 4 * kTN * 4;  // 4 full barriers, tile t at t % 4
+    static constexpr int SMEM = OFF_BAR + 4 * 8;
     static_assert(SMEM == mla_decode_wg_blk_smem_bytes(N), "smem layout and formula disagree");
     static_assert(SMEM <= 232448 - 1024, "more than 227 KB of shared memory with the ring body's static mbarriers");
-    static_assert(NB >= 18 && NB <= 32, "a tile's 9 blocks twice over, and one bit per position");
+    static_assert(NB >= 18 && NB <= 27, "a tile's 9 blocks twice over; at most 3 tiles (4 flag entries) in flight");
     static_assert(N * kOPitch * 4 <= NB * kBlk, "output staging does not fit the ring");
     static_assert(OFF_KV % 1024 == 0 && OFF_P % 1024 == 0, "swizzle atoms");
 };
@@ -69,50 +48,66 @@ struct BlkCfg {
 // The ring position of block b of a work's tile t.
 __device__ __forceinline__ int blk_pos(int t, int b) { return (9 * t + b) % BlkCfg::NB; }
 
-// Producer (one warp): the tile's page runs, looked up by lanes r < 64 / run rows (run r's first
-// token; -1 past the work's end or past n_tiles; a bad page-table index is flagged here).
+// The page of run `lane` (first token lane x run_rows) of tile `tile`: -1 past the work's end, past
+// n_tiles, or for lanes past the tile's runs (a bad page-table index is flagged here).
 __device__ __forceinline__ int blk_run_page(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
                                             int lane, int run_rows) {
     const int j = w.tok_begin + tile * kTN + lane * run_rows;
     return (lane * run_rows < kTN && tile < n_tiles && j < w.tok_end) ? kv_page(p, w, j, true) : -1;
 }
 
-// Producer: issues tile `tile` of work w, whose runs' pages are `page` (lane r: run r), into the
-// ring; writes the tile's token flags to tok[64] first.
-__device__ __forceinline__ void blk_issue_tile(const mla_decode_params& p, const mla_dec::Work& w, int tile,
-                                               int page, int run_rows, uint32_t ring, uint32_t full0, uint32_t empty0,
-                                               uint32_t& ph, uint32_t& used, int* tok, int lane, uint32_t tbar) {
-    const int psz = 1 << p.page_size_log2;
-    const int nruns = kTN / run_rows;
-    const int j = w.tok_begin + tile * kTN + lane * run_rows;
-    // a run is read when its first token is in the work and its page id is inside the cache
-    const bool run_ok = lane < nruns && page >= 0 && j < w.tok_end && kv_row_on<false>(p, page, j, true) != nullptr;
-    const uint32_t okm = __ballot_sync(0xffffffffu, run_ok);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int lt = lane + 32 * h;
-        tok[lt] = (((okm >> (lt / run_rows)) & 1) && w.tok_begin + tile * kTN + lt < w.tok_end) ? 1 : 0;
+// The loads of one work, issued block by block in ring order by warp 0 of the MMA warpgroup (lane
+// r: page run r of a tile). Block c (tile c / 9, column block c % 9) goes to ring position c % NB
+// and completes on the tile's full barrier (count 9: one arrive.expect_tx per block, with the bytes
+// of the tile's readable runs). Pages are looked up a tile ahead; a tile's token flags are written
+// (and released by its first block's arrival) when its first block is issued.
+struct BlkIssuer {
+    int c = 0;        // the next block to issue
+    int ta = -1;      // the tile whose blocks are being issued
+    int page = -1;    // run `lane`'s page in tile ta
+    int page_next = -1;
+    int bytes = 0;    // bytes per block of tile ta (its readable runs)
+    bool ok = false;  // run `lane` of tile ta is read
+
+    __device__ __forceinline__ void start(const mla_decode_params& p, const mla_dec::Work& w, int n_tiles, int lane,
+                                          int run_rows) {
+        c = 0;
+        ta = -1;
+        page_next = blk_run_page(p, w, 0, n_tiles, lane, run_rows);
     }
-    __syncwarp();
-    const int bytes = __popc(okm) * run_rows * 128;
+    // Issues blocks up to (not including) c_end; tile_base + t numbers tile t's flag entry and barrier.
+    __device__ __forceinline__ void issue_to(const mla_decode_params& p, const mla_dec::Work& w, int n_tiles, int c_end,
+                                             int tile_base, int run_rows, uint32_t ring, uint32_t bar0, int* tokok,
+                                             int lane) {
+        const int psz = 1 << p.page_size_log2;
 #pragma unroll 1
-    for (int b = 0; b < 9; ++b) {
-        const int s = blk_pos(tile, b);
-        if ((used >> s) & 1) {
-            if (MLA_WG_BLK_SLEEP) {
-                while (!mbar_try(empty0 + 8 * s, (ph >> s) & 1)) __nanosleep(MLA_WG_BLK_SLEEP);
-            } else {
-                mbar_wait(empty0 + 8 * s, (ph >> s) & 1);  // the MMAs that read this position are done
+        for (; c < c_end; ++c) {
+            const int tc = c / 9, b = c - 9 * tc;
+            if (b == 0) {  // the next tile: its runs, flags and bytes; the following tile's pages
+                ta = tc;
+                page = page_next;
+                page_next = blk_run_page(p, w, tc + 1, n_tiles, lane, run_rows);
+                const int j = w.tok_begin + tc * kTN + lane * run_rows;
+                ok = lane < kTN / run_rows && page >= 0 && j < w.tok_end && kv_row_on<false>(p, page, j, true) != nullptr;
+                const uint32_t okm = __ballot_sync(0xffffffffu, ok);
+                int* tok = tokok + ((tile_base + tc) & 3) * kTN;
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int lt = lane + 32 * h;
+                    tok[lt] = (((okm >> (lt / run_rows)) & 1) && w.tok_begin + tc * kTN + lt < w.tok_end) ? 1 : 0;
+                }
+                bytes = __popc(okm) * run_rows * 128;
+                __syncwarp();
             }
-            ph ^= 1u << s;
+            const uint32_t bar = bar0 + 8 * ((tile_base + tc) & 3);
+            if (lane == 0) mbar_arrive_tx(bar, bytes);  // (the first block's arrival releases the flags)
+            __syncwarp();
+            if (ok)
+                tma_load_3d(ring + (c % BlkCfg::NB) * kBlk + lane * run_rows * 128, p.kv_tmap, 64 * b,
+                            (w.tok_begin + tc * kTN + lane * run_rows) & (psz - 1), page, bar);
         }
-        used |= 1u << s;
-        const uint32_t fb = MLA_WG_BLK_TILEBAR ? tbar : full0 + 8 * s;
-        if (lane == 0) mbar_arrive_tx(fb, bytes);  // (releases the flags with the first block)
-        __syncwarp();
-        if (run_ok) tma_load_3d(ring + s * kBlk + lane * run_rows * 128, p.kv_tmap, 64 * b, j & (psz - 1), page, fb);
     }
-}
+};
 
 template <bool Q8>
 __device__ __forceinline__ void decode_wg_blk_body(const mla_decode_params& p, char* smem) {
@@ -121,23 +116,20 @@ __device__ __forceinline__ void decode_wg_blk_body(const mla_decode_params& p, c
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wl = warp & 3;
     if (!launch_ok(p, smem, C::SMEM)) return;
     const uint32_t sbase = smem_u32(smem);
-    const uint32_t ring = sbase + C::OFF_KV, full0 = sbase + C::OFF_BAR, empty0 = full0 + 8 * NB;
+    const uint32_t ring = sbase + C::OFF_KV, bar0 = sbase + C::OFF_BAR;
     float* red = reinterpret_cast<float*>(smem + C::OFF_RED);  // [4 warps][NQ]
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);    // [4][64]
-    const bool mma = warp < 4, producer = warp == 4;
+    const bool mma = warp < 4;
 
     const float qsc = p.q_scale ? *p.q_scale : 1.0f;
     const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
     const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
     const int run_rows = min(1 << p.page_size_log2, kTN);  // rows of a page run in a tile (a box)
 
-    if (tid < NB) {
-        mbar_init(full0 + 8 * tid, MLA_WG_BLK_TILEBAR && tid < 4 ? 9 : 1);
-        mbar_init(empty0 + 8 * tid, 4);
-    }
+    if (tid < 4) mbar_init(bar0 + 8 * tid, 9);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    uint32_t ph = 0, used = 0;  // see the file comment; `used`: positions filled before (producer)
-    int tile_base = 0;          // tiles of this CTA's earlier works (the flag ring's numbering)
+    uint32_t ph = 0;    // bit e: the parity of flag entry e's barrier's next completion
+    int tile_base = 0;  // tiles of this CTA's earlier works (numbering of the flags and barriers)
 
     const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
     for (int wi = w_begin; wi < w_end; ++wi) {
@@ -148,22 +140,15 @@ __device__ __forceinline__ void decode_wg_blk_body(const mla_decode_params& p, c
         fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
         __syncthreads();      // the previous work's epilogue is done with shared memory (and mbarrier init)
 
-        if (producer) {
-            int page = blk_run_page(p, w, 0, n_tiles, lane, run_rows);
-#pragma unroll 1
-            for (int tile = 0; tile < n_tiles; ++tile) {
-                const int next = blk_run_page(p, w, tile + 1, n_tiles, lane, run_rows);  // a tile ahead
-                blk_issue_tile(p, w, tile, page, run_rows, ring, full0, empty0, ph, used,
-                               tokok + ((tile_base + tile) & 3) * kTN, lane, full0 + 8 * ((tile_base + tile) & 3));
-                page = next;
-            }
-        }
-
-        // ---- warpgroup 0: per-thread state of its 16 query columns 8 j + 2 (lane & 3) + e ----
         float m_run[NI], l_run[NI], o[8][NR];
         int lim[NI];
         float* obuf = reinterpret_cast<float*>(smem + C::OFF_KV);  // [N][kOPitch], after the last tile
         if (mma) {
+            BlkIssuer is;
+            if (warp == 0) {  // the ring's first NB blocks, then Q
+                is.start(p, w, n_tiles, lane, run_rows);
+                is.issue_to(p, w, n_tiles, min(NB, 9 * n_tiles), tile_base, run_rows, ring, bar0, tokok, lane);
+            }
             load_q<N, Q8, 128>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
             start_columns<NQ>(p, w, 0, m_run, l_run, lim, o);
             cp_wait<0>();
@@ -173,20 +158,10 @@ __device__ __forceinline__ void decode_wg_blk_body(const mla_decode_params& p, c
             const int r0 = 16 * wl + (lane >> 2);
 #pragma unroll 1
             for (int tile = 0; tile < n_tiles; ++tile) {
-                const int sb = blk_pos(tile, 0);
-                if (MLA_WG_BLK_TILEBAR) {
-                    const int e = (tile_base + tile) & 3;
-                    mbar_wait(full0 + 8 * e, (ph >> e) & 1);  // the tile's boxes landed
-                    ph ^= 1u << e;
-                } else {
-#pragma unroll 1
-                    for (int b = 0; b < 9; ++b) {
-                        const int s = blk_pos(tile, b);
-                        mbar_wait(full0 + 8 * s, (ph >> s) & 1);  // the block's boxes landed
-                        ph ^= 1u << s;
-                    }
-                }
-                const int* tok = tokok + ((tile_base + tile) & 3) * kTN;
+                const int e = (tile_base + tile) & 3, sb = blk_pos(tile, 0);
+                mbar_wait(bar0 + 8 * e, (ph >> e) & 1);  // the tile's 9 blocks landed
+                ph ^= 1u << e;
+                const int* tok = tokok + e * kTN;
                 // rows flagged 0 hold whatever the ring held: zeroed (the same answer in every warp)
                 if (__any_sync(0xffffffffu, tok[lane] == 0 || tok[lane + 32] == 0)) {
                     const int lt = tid >> 1, half = tid & 1;
@@ -195,7 +170,7 @@ __device__ __forceinline__ void decode_wg_blk_body(const mla_decode_params& p, c
                         for (int b = 0; b < 9; ++b) {
                             uint4* d = reinterpret_cast<uint4*>(smem + C::OFF_KV + blk_off<NB>(sb, b) + lt * 128 + 64 * half);
 #pragma unroll
-                            for (int c = 0; c < 4; ++c) d[c] = make_uint4(0, 0, 0, 0);
+                            for (int q = 0; q < 4; ++q) d[q] = make_uint4(0, 0, 0, 0);
                         }
                     }
                     fence_proxy_async();
@@ -204,7 +179,12 @@ __device__ __forceinline__ void decode_wg_blk_body(const mla_decode_params& p, c
                 if (!(MLA_WG_ABLATE & 4))
                     tile_mma<N, NQ, NB>(smem, sbase, C::OFF_KV, C::OFF_P, red, tok, w.tok_begin + tile * kTN, lim,
                                         sl2, m_run, l_run, o, dQ, 1, sb);
-                if (lane < 9) mbar_arrive(empty0 + 8 * blk_pos(tile, lane));  // this warp is done with the tile
+                if (9 * tile + NB < 9 * n_tiles) {  // blocks left to issue (uniform)
+                    bar_sync(1, 128);  // every warp's MMAs of the tile are done: its 9 positions are free
+                    if (warp == 0)
+                        is.issue_to(p, w, n_tiles, min(9 * (tile + 1) + NB, 9 * n_tiles), tile_base, run_rows, ring,
+                                    bar0, tokok, lane);
+                }
             }
 
             // ---- epilogue: o = O / l * kv_scale (0 if no key), lse = (m + log2 l) ln 2 ----
