@@ -99,21 +99,8 @@ static inline constexpr int mla_decode_wg_stages(int m, bool kv_fp8) { return kv
  * one) into registers, widens them into its own bf16 tile and keeps its own O^T; the two meet at
  * the end. Shared memory: Q, 2 bf16 tiles, 2 P^T, 2 max exchanges, 2 x 64 flags, 2 x (m, l). */
 static inline constexpr int mla_decode_wg_pingpong(int m, bool kv_fp8) { return kv_fp8 && m == 16; }
-/* bf16 KV with M = 16 on TMA runs the block-ring body (decode_wg_blk.cuh, session 11): the KV tiles
- * stream through a ring of MLA_DECODE_WG_BLOCKS 64-column blocks of 8 KB (64 rows x 128 B), refilled
- * block by block as the MMA warpgroup frees them, so ~2.8 tiles are in flight where two whole-tile
- * slots held 2. Shared memory: Q, the ring, P^T, maxima, 4 x 64 token flags, 4 mbarriers (one per
- * tile in flight). Calls without a tensor map run the two-slot body below in the same space. */
-#ifndef MLA_DECODE_WG_BLOCKS
-#define MLA_DECODE_WG_BLOCKS 25
-#endif
-static inline constexpr int mla_decode_wg_blockring(int m, bool kv_fp8) { return !kv_fp8 && m == 16; }
-static inline constexpr int mla_decode_wg_blk_smem_bytes(int m) {
-    return m * 1152 + MLA_DECODE_WG_BLOCKS * 64 * 128 + m * 128 + 16 * m + 4 * 64 * 4 + 4 * 8;
-}
 static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
-    return mla_decode_wg_blockring(m, kv_fp8) ? mla_decode_wg_blk_smem_bytes(m)
-           : mla_decode_wg_pingpong(m, kv_fp8)
+    return mla_decode_wg_pingpong(m, kv_fp8)
                ? m * 1152 + 2 * 64 * 1152 + 2 * m * 128 + 2 * 16 * m + 2 * 64 * 4 + 2 * 2 * 4 * m
                : m * 1152                                                         /* Q, bf16 */
            + mla_decode_wg_stages(m, kv_fp8) * (kv_fp8 ? 64 * 576 : 64 * 1152) /* ring    */

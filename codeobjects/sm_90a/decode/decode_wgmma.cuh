@@ -17,8 +17,7 @@
 // wg_tile.cuh (stores, softmax, tile_mma), decode_wg_pp.cuh (the fp8-KV ping-pong body); this
 // file: the shared-ring body, the dispatch and the kernel macros.
 #pragma once
-#include "decode/decode_wg_blk.cuh"  // the block-ring body (bf16 KV, 16 rows, TMA)
-#include "decode/decode_wg_pp.cuh"   // and through it wg_tile.cuh, kv_load.cuh, wg_common.cuh
+#include "decode/decode_wg_pp.cuh"  // and through it wg_tile.cuh, kv_load.cuh, wg_common.cuh
 
 namespace mla_wg {
 
@@ -165,29 +164,15 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
 }
 
 
-// The table's (M, dtypes) -> the ping-pong body (fp8 KV, M = 16), the block-ring body (bf16 KV, M =
-// 16, a call with a tensor map) or the shared-ring body.
+// The table's (M, dtypes) -> the ping-pong body (fp8 KV, M <= 32) or the shared-ring body.
 template <int M, bool KV8>
 struct IsPingPong {
     static constexpr bool value = mla_decode_wg_pingpong(M, KV8);
 };
-template <int M, bool KV8>
-struct IsBlockRing {
-    static constexpr bool value = MLA_WG_BLKRING && mla_decode_wg_blockring(M, KV8);
-};
 template <int M, bool Q8, bool KV8>
 __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, char* smem) {
-    if constexpr (IsPingPong<M, KV8>::value) {
-        decode_wg_pp_body<M, Q8>(p, smem);
-    } else {
-        if constexpr (IsBlockRing<M, KV8>::value) {
-            if (p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0) {
-                decode_wg_blk_body<Q8>(p, smem);
-                return;
-            }
-        }
-        decode_wg_body<M, Q8, KV8>(p, smem);
-    }
+    if constexpr (IsPingPong<M, KV8>::value) decode_wg_pp_body<M, Q8>(p, smem);
+    else decode_wg_body<M, Q8, KV8>(p, smem);
 }
 
 }  // namespace mla_wg

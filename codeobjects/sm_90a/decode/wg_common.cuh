@@ -18,12 +18,6 @@
 // stale slots (the MMA warpgroup's time per tile, with no load beside it); -DMLA_WG_SPIN=N makes
 // the MMA warpgroup spin N clocks per tile after its MMAs (with MLA_WG_ABLATE=4: a slot held N
 // clocks with no shared-memory traffic).
-// Block ring (session 11, decode_wg_blk.cuh): bf16 KV at 16 rows on TMA streams through a ring of
-// 8 KB blocks. -DMLA_WG_BLKRING=0 runs those calls on the two-slot ring body instead (an A/B under
-// the same table: that body needs less shared memory than the row gives).
-#ifndef MLA_WG_BLKRING
-#define MLA_WG_BLKRING 1
-#endif
 #ifndef MLA_WG_NOLOAD
 #define MLA_WG_NOLOAD 0
 #endif
@@ -74,10 +68,7 @@ struct Cfg {
     static constexpr int OFF_RED = OFF_P + N * 128;
     static constexpr int OFF_TOK = OFF_RED + 16 * N;
     static constexpr int SMEM = OFF_TOK + STAGES * kTN * 4;
-    // (a block-ring row's launch_smem is the block-ring body's, more than this body needs)
-    static_assert(mla_decode_wg_blockring(N, KV8) ? SMEM <= mla_decode_wg_smem_bytes(N, KV8)
-                                                  : SMEM == mla_decode_wg_smem_bytes(N, KV8),
-                  "smem layout and formula disagree");
+    static_assert(SMEM == mla_decode_wg_smem_bytes(N, KV8), "smem layout and formula disagree");
     static_assert(SMEM <= 232448, "more than 227 KB of shared memory");
     static_assert(N * kOPitch * 4 <= RING + (KV8 ? kTile : 0), "output staging does not fit the ring");
     static_assert(OFF_KV % 1024 == 0 && OFF_KVB % 1024 == 0 && OFF_P % 1024 == 0, "swizzle atoms");
@@ -179,20 +170,19 @@ __device__ __forceinline__ const char* q_row(const mla_decode_params& p, const m
 
 // Work w's Q tile -> shared memory at off_q as bf16 in the swizzled layout of ROWS rows; rows
 // past w.nrows are zero. bf16 Q: cp.async, one commit group (the caller waits); fp8 Q: loaded,
-// widened and stored by the threads (visible after the next barrier). NT threads call it (tid =
-// 0 .. NT - 1; all 256 unless a body loads Q with one warpgroup).
-template <int ROWS, bool Q8, int NT = 256>
+// widened and stored by the threads (visible after the next barrier). All 256 threads call it.
+template <int ROWS, bool Q8>
 __device__ __forceinline__ void load_q(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
                                        uint32_t sbase, uint32_t off_q, int tid) {
     if constexpr (!Q8) {
-        for (int c = tid; c < ROWS * 72; c += NT) {
+        for (int c = tid; c < ROWS * 72; c += 256) {
             const int row = c / 72, q = c - row * 72;
             const bool ok = row < w.nrows;
             cp_async16(sbase + off_q + sw_off(ROWS, row, q), ok ? q_row<false>(p, w, row) + 16 * q : p.q, ok ? 16 : 0);
         }
         cp_commit();
     } else {
-        for (int c = tid; c < ROWS * 36; c += NT) {
+        for (int c = tid; c < ROWS * 36; c += 256) {
             const int row = c / 36, q8 = c - row * 36;
             uint4 v = make_uint4(0, 0, 0, 0);
             if (row < w.nrows) v = *reinterpret_cast<const uint4*>(q_row<true>(p, w, row) + 16 * q8);

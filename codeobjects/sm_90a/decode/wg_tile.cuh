@@ -199,29 +199,15 @@ __device__ __forceinline__ void scale_o(float (&o)[8][NQ / 2], const float (&alp
         }
 }
 
-// Byte offset of 64-column block kb of a tile from the tile's base: kb blocks on in a whole-tile
-// slot (NBR = 0), or, in a ring of NBR 8 KB blocks (decode_wg_blk.cuh) whose base is the ring's, the
-// block at ring position sb + kb, wrapped.
-template <int NBR>
-__device__ __forceinline__ uint32_t blk_off(int sb, int kb) {
-    if constexpr (NBR == 0) {
-        return uint32_t(kb * kBlk);
-    } else {
-        const int s = sb + kb;
-        return uint32_t(s >= NBR ? s - NBR : s) * kBlk;
-    }
-}
-
 // One 64-token tile of a warpgroup's NQ query rows: S^T = K . Q^T (A = tile at kt_off, B = Q rows
 // through dQ), the online softmax (tile_softmax: P^T bf16 at p_off), then
 // O^T = O^T * alpha + V^T . P^T. Every thread of the warpgroup calls it.
-// kt_off, p_off: byte offsets in shared memory (1024-aligned). NBR > 0: kt_off is a ring of NBR
-// blocks and the tile's block kb sits at ring position sb + kb (mod NBR), blk_off.
-template <int N, int NQ, int NBR = 0>
+// kt_off, p_off: byte offsets in shared memory (1024-aligned).
+template <int N, int NQ>
 __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt_off, uint32_t p_off, float* red,
                                          const int* tok, int jt0, const int (&lim)[NQ / 4], float sl2,
                                          float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&o)[8][NQ / 2],
-                                         uint64_t dQ, int bar_id, int sb = 0) {
+                                         uint64_t dQ, int bar_id) {
     constexpr int NR = NQ / 2, NI = NQ / 4;
     const uint64_t dP = sw128_desc(sbase + p_off, 16, 1024);
     // ---- S^T = K . Q^T over 576 dims, in NA independent accumulator chains (k-step kk goes to
@@ -239,7 +225,7 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
 #pragma unroll
     for (int kk = 0; kk < ((MLA_WG_ABLATE & 2) ? 0 : kD / 16); ++kk) {
         const int kb = kk >> 2, k4 = kk & 3;
-        wgmma<NQ, 0>(sa[kk % NA], dK + uint64_t((blk_off<NBR>(sb, kb) + k4 * 32) >> 4),
+        wgmma<NQ, 0>(sa[kk % NA], dK + uint64_t((kb * kBlk + k4 * 32) >> 4),
                      dQ + uint64_t((kb * N * 128 + k4 * 32) >> 4), kk >= NA);
     }
     float s[NR];
@@ -259,7 +245,7 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
     for (int kt = 0; kt < ((MLA_WG_ABLATE & 1) ? 0 : kTN / 16); ++kt)
 #pragma unroll
         for (int mb = 0; mb < 8; ++mb)
-            wgmma<NQ, 1>(o[mb], dV + uint64_t((blk_off<NBR>(sb, mb) + kt * 2048) >> 4), dP + uint64_t((kt * 32) >> 4), 1);
+            wgmma<NQ, 1>(o[mb], dV + uint64_t((mb * kBlk + kt * 2048) >> 4), dP + uint64_t((kt * 32) >> 4), 1);
     wg_commit();
     wg_wait0();
 #pragma unroll
