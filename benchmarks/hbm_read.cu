@@ -12,6 +12,8 @@
 //   hbm_read_tma   the same ring of pages, each page loaded as the decode kernels load a tile:
 //                  9 TMA boxes of 64 bf16 columns x 64 rows, 128-byte swizzle (tensor map
 //                  {576, 64, pages}, strides {1152, 73728} bytes).
+//   hbm_read_tma_split  hbm_read_tma's pages through 3 slots, each page's boxes in two halves
+//                  issued one step apart (what a tile refilled in pieces asks of the memory).
 //   hbm_read_rows  the same ring of pages, each page as 64 cp.async.bulk copies of one 1152-byte
 //                  token row into rows of 1168 bytes (a layout ldmatrix reads without bank
 //                  conflicts), issued by the 32 lanes of one warp.
@@ -177,6 +179,54 @@ extern "C" __global__ void __launch_bounds__(32) hbm_read_tma(const __grid_const
         if (lane == 0)
             for (int b = 0; b < 9; ++b) tma_box(slot + b * 8192, &map, 64 * b, 0, page, bar);
     });
+}
+
+// Dynamic shared memory: 3 * 73,728 bytes, 1024-byte aligned. 32 threads. The pages of
+// hbm_read_tma through 3 slots, each page's boxes in two halves issued one step apart (session 11:
+// the half-tile refill and the block rings issue a tile's column blocks at different times): after
+// page c lands, blocks 4-7 of page c + 2 and blocks 0-3 and 8 of page c + 3 (whose slot page c
+// frees, armed with the whole page's bytes) go out, so ~2.5 pages are in flight. Same bytes as
+// hbm_read_tma; set against it at 2 and 3 whole pages in flight, it shows what splitting costs.
+extern "C" __global__ void __launch_bounds__(32) hbm_read_tma_split(const __grid_constant__ TensorMap map,
+                                                                  const int32_t* order, uint32_t n_pages,
+                                                                  uint32_t* sink) {
+    extern __shared__ __align__(1024) char ring_s[];
+    __shared__ __align__(8) uint64_t bar[3];
+    const int lane = threadIdx.x;
+    const uint32_t per = (n_pages + gridDim.x - 1) / gridDim.x;
+    const uint32_t c0 = blockIdx.x * per, c1 = c0 + per < n_pages ? c0 + per : n_pages;
+    if (lane == 0) {
+        for (int s = 0; s < 3; ++s) mbar_init(&bar[s]);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncwarp();
+    auto half = [&](uint32_t c, int h) {  // h = 0: arm the slot, blocks 0-3 and 8; h = 1: blocks 4-7
+        const uint32_t s = (c - c0) % 3;
+        const int32_t page = order ? order[c] : int32_t(c);
+        if (lane == 0) {
+            if (h == 0) mbar_expect(&bar[s], kPage);
+            for (int b = 0; b < 9; ++b)
+                if ((h == 0) == (b < 4 || b == 8)) tma_box(ring_s + uint64_t(s) * kPage + b * 8192, &map, 64 * b, 0, page, &bar[s]);
+        }
+        __syncwarp();
+    };
+    for (uint32_t c = c0; c < c1 && c < c0 + 2; ++c) {
+        half(c, 0);
+        half(c, 1);
+    }
+    if (c0 + 2 < c1) half(c0 + 2, 0);
+    uint32_t phase = 0, acc = 0;
+    for (uint32_t c = c0; c < c1; ++c) {
+        const uint32_t s = (c - c0) % 3;
+        mbar_wait(&bar[s], (phase >> s) & 1);
+        phase ^= 1u << s;
+        acc ^= *reinterpret_cast<const uint32_t*>(ring_s + uint64_t(s) * kPage + 4 * lane);
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncwarp();
+        if (c + 2 < c1) half(c + 2, 1);
+        if (c + 3 < c1) half(c + 3, 0);
+    }
+    if (acc == kNever) sink[0] = acc;
 }
 
 // Dynamic shared memory: slots * 64 * 1168 bytes. 32 threads.

@@ -37,6 +37,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cubin", required=True)
     ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--split-only", action="store_true",
+                    help="only the first row's TMA page streams: whole pages (2, 3 in flight) and split pages")
     args = ap.parse_args()
 
     cuda = ctypes.CDLL("libcuda.so.1")
@@ -59,7 +61,7 @@ def main():
 
     f_ldg, f_bulk = function("hbm_read_ldg"), function("hbm_read_bulk")
     f_tma, f_rows = function("hbm_read_tma"), function("hbm_read_rows")
-    f_relayout = function("hbm_read_relayout")
+    f_relayout, f_split = function("hbm_read_relayout"), function("hbm_read_tma_split")
     encode = cuda.cuTensorMapEncodeTiled
     page = 64 * 1152
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
@@ -89,6 +91,9 @@ def main():
 
     src = buf.data_ptr()
     layout_ok = None
+    if args.split_only:
+        split_only(cuda, encode, launch, timed, report, f_tma, f_split, src, sms, page, dev)
+        return
     for name, nbytes, target in ROWS:
         for per_sm in (4, 8):
             grid = per_sm * sms
@@ -172,6 +177,39 @@ def main():
             layout_ok = bool(torch.equal(dumps[0], dumps[1])) and bool(dumps[0].any())
     torch.cuda.synchronize()
     print("re-layout tile equals the TMA boxes' tile (page 0, byte for byte):", layout_ok)
+    print("sink (0 expected):", sink.tolist())
+
+
+def split_only(cuda, encode, launch, timed, report, f_tma, f_split, src, sms, page, dev):
+    """The first row's pages at L2 promotion none on one CTA per SM: 2 and 3 whole pages in
+    flight (hbm_read_tma) against pages split in two halves issued a step apart (hbm_read_tma_split)."""
+    name, nbytes, target = ROWS[0]
+    n_pages = nbytes // page
+    orders = (("in order", torch.arange(n_pages, dtype=torch.int32, device=dev)),
+              ("random order", torch.randperm(n_pages, device=dev).to(torch.int32)))
+    tmap_store = (ctypes.c_uint64 * 32)()
+    tmap = (ctypes.c_uint64 * 16).from_address((ctypes.addressof(tmap_store) + 63) // 64 * 64)
+    dims = (ctypes.c_uint64 * 3)(576, 64, n_pages)
+    strides = (ctypes.c_uint64 * 2)(1152, page)
+    box = (ctypes.c_uint32 * 3)(64, 64, 1)
+    ones = (ctypes.c_uint32 * 3)(1, 1, 1)
+    check(encode(ctypes.byref(tmap), 9, 3, ctypes.c_void_p(src), dims, strides, box, ones, 0, 3, 0, 0),
+          "cuTensorMapEncodeTiled")
+    sink = torch.zeros(4, dtype=torch.int32, device=dev)
+    for rnd in range(3):  # rounds, so that drift hits every variant alike
+        for oname, order in orders:
+            for slots in (2, 3):
+                check(cuda.cuFuncSetAttribute(f_tma, 8, slots * page), "cuFuncSetAttribute")
+                us = timed(launch(f_tma, sms, 32, slots * page,
+                                  [tmap, ctypes.c_uint64(order.data_ptr()), ctypes.c_uint32(n_pages),
+                                   ctypes.c_uint32(slots), ctypes.c_uint64(sink.data_ptr()), ctypes.c_uint64(0)]))
+                report("tma", f"{sms} CTAs, {slots} pages, {oname}, round {rnd}", name, n_pages * page, target, us)
+            check(cuda.cuFuncSetAttribute(f_split, 8, 3 * page), "cuFuncSetAttribute")
+            us = timed(launch(f_split, sms, 32, 3 * page,
+                              [tmap, ctypes.c_uint64(order.data_ptr()), ctypes.c_uint32(n_pages),
+                               ctypes.c_uint64(sink.data_ptr())]))
+            report("split", f"{sms} CTAs, halves a step apart, {oname}, round {rnd}", name, n_pages * page, target, us)
+    torch.cuda.synchronize()
     print("sink (0 expected):", sink.tolist())
 
 
