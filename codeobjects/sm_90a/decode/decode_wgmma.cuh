@@ -128,8 +128,9 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             if (mma && !(MLA_WG_ABLATE & 4)) {
                 if (MLA_WG_HALF && N == 16 && half && tile + C::STAGES < n_tiles) {  // (CTA-uniform)
                     auto release = [&]() {  // blocks 0-3 and 8 of this slot are read: the next tile's go out
-                        bar_sync(1 + wg, 128);  // every warp's first P.V group is done
-                        if (tid == 0)
+                        // (measurement modes: 2 = the two P.V groups only, 3 = and the barrier)
+                        if (MLA_WG_HALF != 2) bar_sync(1 + wg, 128);  // every warp's first P.V group is done
+                        if (MLA_WG_HALF == 1 && tid == 0)
                             half_out = issue_tile_tma_half(p, w, tile + C::STAGES, n_tiles,
                                                            sbase + C::OFF_KV + stage * kTile, bar0 + 8 * stage, pf);
                     };
