@@ -61,21 +61,17 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
 
         // ---- KV tiles: ring slot tile % STAGES ----
-        bool half_out = false;  // thread 0: the first half of the next tile to issue is out (MLA_WG_HALF)
         auto issue_pf = [&](int tile, const PagePrefetch& pg) {
             const int stage = tile % C::STAGES;
             const uint32_t slot = sbase + C::OFF_KV + stage * (KV8 ? kRaw8 : kTile);
             if (tma)
-                issue_tile_tma(p, w, tile, n_tiles, stage, slot, tokok + stage * kTN, bar0 + 8 * stage, pg, &zero,
-                               half_out);
+                issue_tile_tma(p, w, tile, n_tiles, stage, slot, tokok + stage * kTN, bar0 + 8 * stage, pg, &zero);
             else
                 issue_tile<KV8>(p, w, tile, n_tiles, slot, tokok + stage * kTN, tid, pg);
         };
         const bool early = MLA_WG_EARLY && N == 16 && tma;  // (wg_common.cuh; 32 / 64 rows spill with it)
         // (a loop to `ahead` compiles to a different, unverified cubin: docs/runs/session10-build-checks.txt)
         const int ahead = early ? C::STAGES : C::STAGES - 1;  // tiles issued before the loop
-        // the half-tile refill: one page run per tile (page size >= 64); CTA-uniform
-        const bool half = MLA_WG_HALF && early && p.page_size_log2 >= 6;
 #pragma unroll
         for (int s = 0; s < C::STAGES; ++s) {
             if (s >= ahead) break;
@@ -125,28 +121,13 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 __syncthreads();  // (A') widened tile visible to the MMAs
                 kt_off = C::OFF_KVB;
             }
-            if (mma && !(MLA_WG_ABLATE & 4)) {
-                if (MLA_WG_HALF && N == 16 && half && tile + C::STAGES < n_tiles) {  // (CTA-uniform)
-                    auto release = [&]() {  // blocks 0-3 and 8 of this slot are read: the next tile's go out
-                        // (measurement modes: 2 = the two P.V groups only, 3 = and the barrier)
-                        if (MLA_WG_HALF != 2) bar_sync(1 + wg, 128);  // every warp's first P.V group is done
-                        if (MLA_WG_HALF == 1 && tid == 0)
-                            half_out = issue_tile_tma_half(p, w, tile + C::STAGES, n_tiles,
-                                                           sbase + C::OFF_KV + stage * kTile, bar0 + 8 * stage, pf);
-                    };
-                    tile_mma<N, NQ, MLA_WG_HALF != 0>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ,
-                                                      tokok + stage * kTN, w.tok_begin + tile * kTN, lim, sl2, m_run,
-                                                      l_run, o, dQ, 1 + wg, release);
-                } else {
-                    tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ,
-                                    tokok + stage * kTN, w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
-                }
-            }
+            if (mma && !(MLA_WG_ABLATE & 4))
+                tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ,
+                                tokok + stage * kTN, w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
             if (MLA_WG_SPIN && mma) spin_clocks(MLA_WG_SPIN);
             if (early && tile + C::STAGES < n_tiles) {  // (CTA-uniform)
                 __syncthreads();  // (B) the tile's MMAs are done: its slot is free
                 if (!MLA_WG_NOLOAD) issue_ahead(tile + C::STAGES);
-                half_out = false;
             }
         }
         cp_wait<0>();

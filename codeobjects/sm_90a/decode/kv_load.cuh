@@ -197,8 +197,7 @@ __device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla
 template <int TPT>
 __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, const mla_dec::Work& w, int tile,
                                                    int n_tiles, int stage, uint32_t slot, int* tok, uint32_t bar,
-                                                   const PagePrefetch& pf, uint32_t* zero, int t,
-                                                   bool half_out = false) {
+                                                   const PagePrefetch& pf, uint32_t* zero, int t) {
     if (tile >= n_tiles || (TPT != 4 && (t & (TPT - 1)))) return;
     const int lt = t >> (TPT == 4 ? 2 : 1), sub = TPT == 4 ? t & 3 : 0;
     const int j = w.tok_begin + tile * kTN + lt;
@@ -208,36 +207,18 @@ __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, c
     tok[lt] = row != nullptr ? 1 : 0;
     const int psz = 1 << p.page_size_log2, box_rows = min(psz, kTN);
     if (row != nullptr && (lt == 0 || (j & (psz - 1)) == 0)) {
-        if (!half_out) mbar_arrive_tx(bar, 9 * box_rows * 128);
+        mbar_arrive_tx(bar, 9 * box_rows * 128);
 #pragma unroll
-        for (int b = 0; b < 9; ++b)
-            if (!half_out || (b >= 4 && b < 8))  // (half_out: blocks 0-3 and 8 went out with the arrival)
-                tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
+        for (int b = 0; b < 9; ++b) tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
     } else {
         mbar_arrive(bar);
     }
 }
-// All 256 threads, 4 per token (issue_tile_tma_tpt). half_out (thread 0 only): issue_tile_tma_half
-// already arrived for the tile's first token and issued its blocks 0-3 and 8.
+// All 256 threads, 4 per token (issue_tile_tma_tpt).
 __device__ __forceinline__ void issue_tile_tma(const mla_decode_params& p, const mla_dec::Work& w, int tile,
                                                int n_tiles, int stage, uint32_t slot, int* tok, uint32_t bar,
-                                               const PagePrefetch& pf, uint32_t* zero, bool half_out = false) {
-    issue_tile_tma_tpt<4>(p, w, tile, n_tiles, stage, slot, tok, bar, pf, zero, threadIdx.x, half_out);
-}
-
-// Thread 0 (token 0, the tile's only page run at page size >= 64): what issue_tile_tma does for it,
-// arrival and all, but only blocks 0-3 and 8, ahead of the rest (MLA_WG_HALF). Returns whether it
-// issued (token 0 inside the work, its page inside the cache: else issue_tile_tma does it all).
-__device__ __forceinline__ bool issue_tile_tma_half(const mla_decode_params& p, const mla_dec::Work& w, int tile,
-                                                    int n_tiles, uint32_t slot, uint32_t bar, const PagePrefetch& pf) {
-    const int j = w.tok_begin + tile * kTN;
-    if (tile >= n_tiles || j >= w.tok_end || kv_row_on<false>(p, pf.page, j, false) == nullptr) return false;
-    const int psz = 1 << p.page_size_log2;
-    mbar_arrive_tx(bar, 9 * kTN * 128);
-#pragma unroll
-    for (int b = 0; b < 9; ++b)
-        if (b < 4 || b == 8) tma_load_3d(slot + b * kBlk, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
-    return true;
+                                               const PagePrefetch& pf, uint32_t* zero) {
+    issue_tile_tma_tpt<4>(p, w, tile, n_tiles, stage, slot, tok, bar, pf, zero, threadIdx.x);
 }
 
 // The 128 threads of one warpgroup (wt = 0 .. 127), 2 per token (issue_tile_tma_tpt); the qm TMA

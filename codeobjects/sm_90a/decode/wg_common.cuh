@@ -18,13 +18,6 @@
 // stale slots (the MMA warpgroup's time per tile, with no load beside it); -DMLA_WG_SPIN=N makes
 // the MMA warpgroup spin N clocks per tile after its MMAs (with MLA_WG_ABLATE=4: a slot held N
 // clocks with no shared-memory traffic).
-// Half-tile refill (session 11; the 16-row ring body on TMA at page size >= 64, with the early
-// refill): P.V runs dims 0-255 then 256-511 as two wgmma groups, and once the first is done thread 0
-// issues the boxes of blocks 0-3 and 8 (nope 0-255 and rope) of the tile that will next use the
-// slot, so 5/9 of a tile's bytes no longer wait for the second half of P.V and barrier B.
-#ifndef MLA_WG_HALF
-#define MLA_WG_HALF 1
-#endif
 #ifndef MLA_WG_NOLOAD
 #define MLA_WG_NOLOAD 0
 #endif

@@ -203,17 +203,11 @@ __device__ __forceinline__ void scale_o(float (&o)[8][NQ / 2], const float (&alp
 // through dQ), the online softmax (tile_softmax: P^T bf16 at p_off), then
 // O^T = O^T * alpha + V^T . P^T. Every thread of the warpgroup calls it.
 // kt_off, p_off: byte offsets in shared memory (1024-aligned).
-// HALF: P.V in two wgmma groups, dims 0-255 (blocks 0-3) then 256-511, and half_done() runs once
-// the first group is done (this warp's share of it: the caller synchronises the warpgroup), while
-// the second runs: the tile's blocks 0-3 and its rope block 8 are then no longer read.
-struct NoHalfRelease {
-    __device__ __forceinline__ void operator()() const {}
-};
-template <int N, int NQ, bool HALF = false, class Rel = NoHalfRelease>
+template <int N, int NQ>
 __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt_off, uint32_t p_off, float* red,
                                          const int* tok, int jt0, const int (&lim)[NQ / 4], float sl2,
                                          float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&o)[8][NQ / 2],
-                                         uint64_t dQ, int bar_id, const Rel& half_done = Rel()) {
+                                         uint64_t dQ, int bar_id) {
     constexpr int NR = NQ / 2, NI = NQ / 4;
     const uint64_t dP = sw128_desc(sbase + p_off, 16, 1024);
     // ---- S^T = K . Q^T over 576 dims, in NA independent accumulator chains (k-step kk goes to
@@ -246,28 +240,13 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
 #pragma unroll
     for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
     wg_fence();
-    if constexpr (HALF) {
-        // per half, token step outer, its 4 dim blocks inner: 4 independent accumulators
+    // token step outer, dim block inner: 8 independent accumulators between dependent wgmmas
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
+    for (int kt = 0; kt < ((MLA_WG_ABLATE & 1) ? 0 : kTN / 16); ++kt)
 #pragma unroll
-            for (int kt = 0; kt < ((MLA_WG_ABLATE & 1) ? 0 : kTN / 16); ++kt)
-#pragma unroll
-                for (int mb = 4 * h; mb < 4 * h + 4; ++mb)
-                    wgmma<NQ, 1>(o[mb], dV + uint64_t((mb * kBlk + kt * 2048) >> 4), dP + uint64_t((kt * 32) >> 4), 1);
-            wg_commit();
-        }
-        wg_wait1();
-        half_done();
-    } else {
-        // token step outer, dim block inner: 8 independent accumulators between dependent wgmmas
-#pragma unroll
-        for (int kt = 0; kt < ((MLA_WG_ABLATE & 1) ? 0 : kTN / 16); ++kt)
-#pragma unroll
-            for (int mb = 0; mb < 8; ++mb)
-                wgmma<NQ, 1>(o[mb], dV + uint64_t((mb * kBlk + kt * 2048) >> 4), dP + uint64_t((kt * 32) >> 4), 1);
-        wg_commit();
-    }
+        for (int mb = 0; mb < 8; ++mb)
+            wgmma<NQ, 1>(o[mb], dV + uint64_t((mb * kBlk + kt * 2048) >> 4), dP + uint64_t((kt * 32) >> 4), 1);
+    wg_commit();
     wg_wait0();
 #pragma unroll
     for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
