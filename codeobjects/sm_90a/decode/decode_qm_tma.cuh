@@ -46,9 +46,6 @@ struct CfgQMT {
     static_assert(OFF_KV % 1024 == 0 && OFF_BAR % 8 == 0, "swizzle atoms, mbarriers");
 };
 
-__device__ __forceinline__ void bar_arrive(int id, int n) {
-    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
 // named barriers of this body (0 is __syncthreads): PREADY + parity, EMPTY + parity, warpgroup 0
 constexpr int kBarPReady = 1, kBarEmpty = 3, kBarWg0 = 5;
 

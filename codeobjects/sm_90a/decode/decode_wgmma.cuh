@@ -21,6 +21,9 @@
 
 namespace mla_wg {
 
+// named barriers of the ring body: 1 + warpgroup (softmax, column sums), EMPTY + slot parity (MLA_WG_DEC)
+constexpr int kWgEmpty = 3;
+
 template <int N, bool Q8, bool KV8>
 __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char* smem) {
     using C = Cfg<N, KV8>;
@@ -79,9 +82,17 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             pg.fetch(p, w, s, n_tiles, tid >> 2, (tid & 3) == 0);
             issue_pf(s, pg);
         }
+        // decoupled warpgroups (MLA_WG_DEC): warpgroup 1 issues tiles 2, 3, ... with 2 threads per token
+        const bool dec = MLA_WG_DEC && early;
+        const int wt = tid & 127;
         // the page of the tile the loop issues next, looked up one tile ahead
         PagePrefetch pf;
-        pf.fetch(p, w, ahead, n_tiles, tid >> 2, (tid & 3) == 0);
+        pf.fetch(p, w, ahead, n_tiles, dec ? wt >> 1 : tid >> 2, dec ? (wt & 1) == 0 : (tid & 3) == 0);
+        if (dec) {  // Q (cp.async by all threads) visible to the MMA warpgroup; no barrier A follows
+            cp_wait<0>();
+            fence_proxy_async();
+            __syncthreads();
+        }
 
         // ---- per-thread state of the MMA warpgroups: columns (query rows) 8 j + 2 (lane & 3) + e ----
         float m_run[NI], l_run[NI], o[8][NR];
@@ -97,8 +108,31 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         };
         for (int tile = 0; tile < n_tiles; ++tile) {
             const int stage = tile % C::STAGES;
-            uint32_t kt_off;
-            if (!tma) {
+            uint32_t kt_off = C::OFF_KV + stage * kTile;
+            if (dec) {
+                if (wg == 1) {  // refill the slot once the MMA warpgroup is done with its tile
+                    if (tile + C::STAGES < n_tiles) {
+                        bar_sync(kWgEmpty + stage, 256);
+                        if (!MLA_WG_NOLOAD)
+                            issue_tile_tma_wg(p, w, tile + C::STAGES, n_tiles, sbase + C::OFF_KV + stage * kTile,
+                                              tokok + stage * kTN, bar0 + 8 * stage, pf, wt);
+                        pf.fetch(p, w, tile + C::STAGES + 1, n_tiles, wt >> 1, (wt & 1) == 0);
+                    }
+                    continue;
+                }
+                if (!(MLA_WG_NOLOAD && tile >= C::STAGES)) {
+                    mbar_wait(bar0 + 8 * stage, (phase >> stage) & 1);  // the tile's boxes landed
+                    phase ^= 1u << stage;
+                }
+                // rows flagged 0 (past the work's end, a bad page) hold whatever the slot held: their V
+                // columns are zeroed (every warp sees all 64 flags: the branch is uniform)
+                const int* tk = tokok + stage * kTN;
+                if (__any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0)) {
+                    if (tk[wt >> 1] == 0) zero_v_half(smem + C::OFF_KV + stage * kTile, wt >> 1, wt & 1);
+                    fence_proxy_async();  // zeroed rows -> the MMAs' async proxy
+                    bar_sync(1, 128);
+                }
+            } else if (!tma) {
                 cp_wait<C::STAGES - 2>();
             } else {
                 if (tile == 0) cp_wait<0>();  // Q (cp.async)
@@ -108,7 +142,8 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                     if ((zero >> stage) & 1) zero_row_quarter(smem + C::OFF_KV + stage * kTile, tid >> 2, tid & 3);
                 }
             }
-            if constexpr (!KV8) {
+            if (dec) {
+            } else if constexpr (!KV8) {
                 fence_proxy_async();  // cp.async / TMA data, zeroed rows (and Q) -> the MMA's async proxy
                 __syncthreads();      // (A) tile landed for all; the previous slot is free
                 if (!early) issue_ahead(tile + C::STAGES - 1);
@@ -125,7 +160,12 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ,
                                 tokok + stage * kTN, w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
             if (MLA_WG_SPIN && mma) spin_clocks(MLA_WG_SPIN);
-            if (early && tile + C::STAGES < n_tiles) {  // (CTA-uniform)
+            if (dec) {
+                if (tile + C::STAGES < n_tiles) {
+                    fence_proxy_async();  // zeroed rows before the TMA that refills the slot
+                    bar_arrive(kWgEmpty + stage, 256);  // the slot is free
+                }
+            } else if (early && tile + C::STAGES < n_tiles) {  // (CTA-uniform)
                 __syncthreads();  // (B) the tile's MMAs are done: its slot is free
                 if (!MLA_WG_NOLOAD) issue_ahead(tile + C::STAGES);
             }

@@ -18,6 +18,14 @@
 // stale slots (the MMA warpgroup's time per tile, with no load beside it); -DMLA_WG_SPIN=N makes
 // the MMA warpgroup spin N clocks per tile after its MMAs (with MLA_WG_ABLATE=4: a slot held N
 // clocks with no shared-memory traffic).
+// Decoupled warpgroups (session 11; the 16-row body on TMA with the early refill): the MMA
+// warpgroup waits for each tile itself, zeroes masked rows from the flags, and arrives on a named
+// barrier EMPTY (per slot parity) once the tile's MMAs are done; warpgroup 1 syncs on it and issues
+// the slot's next tile (issue_tile_tma_wg, 2 threads per token), as the qm TMA body does. No CTA
+// barrier inside a work. 0: the two CTA barriers (A, B) per tile of sessions 6-10.
+#ifndef MLA_WG_DEC
+#define MLA_WG_DEC 1
+#endif
 #ifndef MLA_WG_NOLOAD
 #define MLA_WG_NOLOAD 0
 #endif
@@ -85,6 +93,9 @@ __device__ __forceinline__ void spin_clocks(long long n) {
 }
 __device__ __forceinline__ void bar_sync(int id, int n) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(int id, int n) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
 }
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
