@@ -113,19 +113,11 @@ def main():
         n_pages = nbytes // page
         ident = torch.arange(n_pages, dtype=torch.int32, device=dev)
         rand = torch.randperm(n_pages, device=dev).to(torch.int32)
-        # CUtensorMap (64-byte aligned): bf16 {576, 64, pages}, box {64, 64, 1}, 128-byte swizzle; L2 promotion below
-        tmap_store = (ctypes.c_uint64 * 32)()
-        tmap = (ctypes.c_uint64 * 16).from_address((ctypes.addressof(tmap_store) + 63) // 64 * 64)
-        dims = (ctypes.c_uint64 * 3)(576, 64, n_pages)
-        strides = (ctypes.c_uint64 * 2)(1152, page)
-        box = (ctypes.c_uint32 * 3)(64, 64, 1)
-        ones = (ctypes.c_uint32 * 3)(1, 1, 1)
         # the decode kernels' map had L2 promotion 256 B (3) until session 10; 0 is none. Pages on
         # 128 CTAs and on one CTA per SM (the decode kernels' grid), 1, 2 or 3 pages in flight, the
         # page ids in order or shuffled (as a page table places them)
         for promo in (0, 3):
-            check(encode(ctypes.byref(tmap), 9, 3, ctypes.c_void_p(src), dims, strides, box, ones, 0, 3, promo, 0),
-                  "cuTensorMapEncodeTiled")
+            tmap, _store = page_tmap(encode, src, n_pages, page, promo)
             for grid in (128, sms):
                 for slots in (1, 2, 3):
                     for oname, order in (("in order", ident), ("random order", rand)):
@@ -180,6 +172,22 @@ def main():
     print("sink (0 expected):", sink.tolist())
 
 
+def page_tmap(encode, src, n_pages, page, promo):
+    """A CUtensorMap (64-byte aligned) of n_pages bf16 pages as the decode kernels see the cache:
+    {576, 64, pages}, strides {1152, page} bytes, box {64, 64, 1}, 128-byte swizzle, L2 promotion
+    `promo` (0 none, 3 256 B: the decode kernels' map until session 10). Returns the map and its
+    storage, which must outlive the launches that take the map."""
+    store = (ctypes.c_uint64 * 32)()
+    tmap = (ctypes.c_uint64 * 16).from_address((ctypes.addressof(store) + 63) // 64 * 64)
+    dims = (ctypes.c_uint64 * 3)(576, 64, n_pages)
+    strides = (ctypes.c_uint64 * 2)(1152, page)
+    box = (ctypes.c_uint32 * 3)(64, 64, 1)
+    ones = (ctypes.c_uint32 * 3)(1, 1, 1)
+    check(encode(ctypes.byref(tmap), 9, 3, ctypes.c_void_p(src), dims, strides, box, ones, 0, 3, promo, 0),
+          "cuTensorMapEncodeTiled")
+    return tmap, store
+
+
 def split_only(cuda, encode, launch, timed, report, f_tma, f_split, src, sms, page, dev):
     """The first row's pages at L2 promotion none on one CTA per SM: 2 and 3 whole pages in
     flight (hbm_read_tma) against pages split in two halves issued a step apart (hbm_read_tma_split)."""
@@ -187,14 +195,7 @@ def split_only(cuda, encode, launch, timed, report, f_tma, f_split, src, sms, pa
     n_pages = nbytes // page
     orders = (("in order", torch.arange(n_pages, dtype=torch.int32, device=dev)),
               ("random order", torch.randperm(n_pages, device=dev).to(torch.int32)))
-    tmap_store = (ctypes.c_uint64 * 32)()
-    tmap = (ctypes.c_uint64 * 16).from_address((ctypes.addressof(tmap_store) + 63) // 64 * 64)
-    dims = (ctypes.c_uint64 * 3)(576, 64, n_pages)
-    strides = (ctypes.c_uint64 * 2)(1152, page)
-    box = (ctypes.c_uint32 * 3)(64, 64, 1)
-    ones = (ctypes.c_uint32 * 3)(1, 1, 1)
-    check(encode(ctypes.byref(tmap), 9, 3, ctypes.c_void_p(src), dims, strides, box, ones, 0, 3, 0, 0),
-          "cuTensorMapEncodeTiled")
+    tmap, _store = page_tmap(encode, src, n_pages, page, 0)
     sink = torch.zeros(4, dtype=torch.int32, device=dev)
     for rnd in range(3):  # rounds, so that drift hits every variant alike
         for oname, order in orders:
