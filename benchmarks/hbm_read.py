@@ -15,7 +15,8 @@ tile equals the TMA boxes' tile of the same page (CTA 0's first page, byte for b
 The sizes are the KV bytes of the rows (bf16, 1152 bytes per token):
   b 128 x s_k 4096 (604 MB), b 128 x s_k 16384 (2.42 GB), b 1536 x s_k 2048 (3.62 GB).
 
-usage: hbm_read.py --cubin build/benchmarks/hbm_read.cubin [--iters 20]
+usage: hbm_read.py --cubin build/benchmarks/hbm_read.cubin [--iters 20] [--split-only]
+(--split-only: the first row's pages only, whole against split in two halves a step apart.)
 Needs torch with CUDA and an sm_90a GPU (the cubin's arch).
 """
 import argparse
@@ -175,10 +176,11 @@ def main():
 def page_tmap(encode, src, n_pages, page, promo):
     """A CUtensorMap (64-byte aligned) of n_pages bf16 pages as the decode kernels see the cache:
     {576, 64, pages}, strides {1152, page} bytes, box {64, 64, 1}, 128-byte swizzle, L2 promotion
-    `promo` (0 none, 3 256 B: the decode kernels' map until session 10). Returns the map and its
-    storage, which must outlive the launches that take the map."""
+    `promo` (0 none, 3 256 B: the decode kernels' map until session 10). Returns the map (a view
+    that keeps its storage alive) and the storage."""
     store = (ctypes.c_uint64 * 32)()
-    tmap = (ctypes.c_uint64 * 16).from_address((ctypes.addressof(store) + 63) // 64 * 64)
+    off = (ctypes.addressof(store) + 63) // 64 * 64 - ctypes.addressof(store)
+    tmap = (ctypes.c_uint64 * 16).from_buffer(store, off)
     dims = (ctypes.c_uint64 * 3)(576, 64, n_pages)
     strides = (ctypes.c_uint64 * 2)(1152, page)
     box = (ctypes.c_uint32 * 3)(64, 64, 1)

@@ -11,8 +11,9 @@
 // rows of 128 bytes whose 16-byte chunk c sits at chunk c ^ (row & 7), blocks one after another.
 // Warpgroup 0 (and warpgroup 1 when M = 64, each taking NQ = 32 rows) run the MMAs and the online
 // softmax; all 256 threads load KV tiles with cp.async (16-byte chunks, swizzled addresses) or,
-// for bf16 KV where the host passed a tensor map, with TMA boxes that land in the same layout,
-// widen fp8 tiles to bf16 exactly, and write the results out.
+// for bf16 KV where the host passed a tensor map, with TMA boxes that land in the same layout
+// (at 16 rows, with the warpgroups decoupled, MLA_WG_DEC: all 256 threads issue a work's first two
+// tiles, warpgroup 1 alone the rest), widen fp8 tiles to bf16 exactly, and write the results out.
 // Pieces: wg_common.cuh (constants, wgmma wrappers, Q staging), kv_load.cuh (KV loaders),
 // wg_tile.cuh (stores, softmax, tile_mma), decode_wg_pp.cuh (the fp8-KV ping-pong body); this
 // file: the shared-ring body, the dispatch and the kernel macros.
@@ -42,8 +43,10 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     // bf16 KV by TMA (p.kv_tma, set by the host where the table row says launch_kv_tma 1 and the
     // cache allows a tensor map; the map 64-byte aligned in the parameter space, decode_params.h):
     // one mbarrier per ring slot, count 64 (issue_tile_tma). `phase`
-    // bit s: the parity of slot s's next fill; `zero` bit s: this thread's token row of slot s
-    // is zeroed when it lands. Else cp.async, one commit group per tile.
+    // bit s: the parity of slot s's next fill (kept by the threads that wait: with MLA_WG_DEC the
+    // MMA warpgroup only); `zero` bit s: this thread's token row of slot s is zeroed when it lands
+    // (unused with MLA_WG_DEC, where the MMA warpgroup zeroes from the flags). Else cp.async, one
+    // commit group per tile.
     __shared__ __align__(8) uint64_t kv_bar[C::STAGES];
     const bool tma = !KV8 && p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0;
     const uint32_t bar0 = smem_u32(kv_bar);
@@ -83,7 +86,9 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             issue_pf(s, pg);
         }
         // decoupled warpgroups (MLA_WG_DEC): warpgroup 1 issues tiles 2, 3, ... with 2 threads per token
-        const bool dec = MLA_WG_DEC && early;
+        // (not under the MLA_WG_NOLOAD hook: there warpgroup 0 would not wait for warpgroup 1's
+        // tiles, and could arrive on an EMPTY id twice before warpgroup 1 syncs on it)
+        const bool dec = MLA_WG_DEC && !MLA_WG_NOLOAD && early;
         const int wt = tid & 127;
         // the page of the tile the loop issues next, looked up one tile ahead
         PagePrefetch pf;
@@ -113,17 +118,14 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 if (wg == 1) {  // refill the slot once the MMA warpgroup is done with its tile
                     if (tile + C::STAGES < n_tiles) {
                         bar_sync(kWgEmpty + stage, 256);
-                        if (!MLA_WG_NOLOAD)
-                            issue_tile_tma_wg(p, w, tile + C::STAGES, n_tiles, sbase + C::OFF_KV + stage * kTile,
-                                              tokok + stage * kTN, bar0 + 8 * stage, pf, wt);
+                        issue_tile_tma_wg(p, w, tile + C::STAGES, n_tiles, sbase + C::OFF_KV + stage * kTile,
+                                          tokok + stage * kTN, bar0 + 8 * stage, pf, wt);
                         pf.fetch(p, w, tile + C::STAGES + 1, n_tiles, wt >> 1, (wt & 1) == 0);
                     }
                     continue;
                 }
-                if (!(MLA_WG_NOLOAD && tile >= C::STAGES)) {
-                    mbar_wait(bar0 + 8 * stage, (phase >> stage) & 1);  // the tile's boxes landed
-                    phase ^= 1u << stage;
-                }
+                mbar_wait(bar0 + 8 * stage, (phase >> stage) & 1);  // the tile's boxes landed
+                phase ^= 1u << stage;
                 // rows flagged 0 (past the work's end, a bad page) hold whatever the slot held: their V
                 // columns are zeroed (every warp sees all 64 flags: the branch is uniform)
                 const int* tk = tokok + stage * kTN;

@@ -1,7 +1,8 @@
 // kv_load.cuh - the sm_90a wgmma decode kernels' KV loaders: mbarriers, bulk copies and TMA boxes
 // completing on them, page-table lookups (looked up a tile ahead: PagePrefetch), 64-token tiles by
 // cp.async (TileLoader, issue_tile) or by TMA (issue_tile_tma: all 256 threads; issue_tile_tma_wg:
-// one warpgroup, the qm TMA body), the zeroing of masked rows, and the
+// one warpgroup, the qm TMA body and the 16-row ring body with MLA_WG_DEC), the zeroing of masked
+// rows, and the
 // exact fp8 -> bf16 widening of a raw tile. Shared-memory layout: decode_wgmma.cuh; measurements:
 // docs/kernels.md, docs/performance.md.
 #pragma once
@@ -221,8 +222,9 @@ __device__ __forceinline__ void issue_tile_tma(const mla_decode_params& p, const
     issue_tile_tma_tpt<4>(p, w, tile, n_tiles, stage, slot, tok, bar, pf, zero, threadIdx.x);
 }
 
-// The 128 threads of one warpgroup (wt = 0 .. 127), 2 per token (issue_tile_tma_tpt); the qm TMA
-// body (decode_qm_tma.cuh) zeroes masked rows itself (zero_v_half).
+// The 128 threads of one warpgroup (wt = 0 .. 127), 2 per token (issue_tile_tma_tpt); the consumer
+// (the qm TMA body, decode_qm_tma.cuh; the 16-row ring body with MLA_WG_DEC) zeroes masked rows
+// itself (zero_v_half).
 __device__ __forceinline__ void issue_tile_tma_wg(const mla_decode_params& p, const mla_dec::Work& w, int tile,
                                                   int n_tiles, uint32_t slot, int* tok, uint32_t bar,
                                                   const PagePrefetch& pf, int wt) {

@@ -17,7 +17,7 @@
 // -DMLA_WG_NOLOAD=1 loads a work's first STAGES tiles only and runs every later tile's MMAs on the
 // stale slots (the MMA warpgroup's time per tile, with no load beside it); -DMLA_WG_SPIN=N makes
 // the MMA warpgroup spin N clocks per tile after its MMAs (with MLA_WG_ABLATE=4: a slot held N
-// clocks with no shared-memory traffic).
+// clocks with no shared-memory traffic). NOLOAD turns MLA_WG_DEC off (decode_wgmma.cuh).
 // Decoupled warpgroups (session 11; the 16-row body on TMA with the early refill): the MMA
 // warpgroup waits for each tile itself, zeroes masked rows from the flags, and arrives on a named
 // barrier EMPTY (per slot parity) once the tile's MMAs are done; warpgroup 1 syncs on it and issues
@@ -39,7 +39,8 @@
 // Early refill (session 10, TMA path of the bf16-KV ring body, 16-row tiles): a work's first
 // STAGES tiles are issued together and a tile's slot is refilled as soon as its MMAs are done (a
 // second CTA barrier, B, per tile) instead of when the next tile has landed (barrier A), so STAGES
-// tiles are in flight while the MMA warpgroup waits. Shipped (1) with the tables' L2 promotion
+// tiles are in flight while the MMA warpgroup waits (since session 11 the refill waits on the
+// named barrier EMPTY instead of B, MLA_WG_DEC). Shipped (1) with the tables' L2 promotion
 // none (launch_kv_tma_l2 0): together main job -1.7%, s_k 16384 -2.4%, b = 1 -3.3%, b = 64 -1.5%;
 // the early refill alone +0.6% on the main job (docs/performance.md, session 10). -DMLA_WG_EARLY=0 issues at barrier A as the cp.async path does.
 #ifndef MLA_WG_EARLY
