@@ -3,7 +3,8 @@
 # repository root with a build tree at $BUILD (default build): the smoke launch through the
 # registry, the decode test (every table row vs the CPU reference; QUICK=1 for --quick), the
 # device planner (byte identity vs the host planner, timing), the CUDA graph test, the merge
-# kernel, compute-sanitizer memcheck on small grids, the C example, the Python GPU tests against a
+# kernel, compute-sanitizer memcheck on small grids and synccheck on multi-tile works, the C example,
+# the Python GPU tests against a
 # float64 torch reference, round-robin context parallel (examples/context_parallel.py: shards on
 # one GPU, and over NCCL with two GPUs), and the main job (`mla run`). Logs go to $OUT (default ./gpu-logs);
 # the last line is "N passed, N failed". Exit status: nonzero if any check failed.
@@ -39,6 +40,12 @@ while read -r a; do
     step "sanitizer_run_$(echo "$a" | tr -c 'a-z0-9' _)" 120 compute-sanitizer --tool memcheck \
         --error-exitcode 9 "$T" run $a --iters 1 --check -1
 done < "$(dirname "$0")/sanitizer_runs.txt"
+# synccheck (barrier misuse) on works of many tiles: the named barriers between the warpgroups of
+# the 16-row (MLA_WG_DEC) and qm TMA bodies run only from a work's third tile on (session 11)
+step synccheck_16rows 120 compute-sanitizer --tool synccheck --error-exitcode 9 "$T" run --batch 40 --kv-len 2000 \
+    --iters 1 --check -1
+step synccheck_64heads 120 compute-sanitizer --tool synccheck --error-exitcode 9 "$T" run --batch 4 --kv-len 16384 \
+    --heads 64 --iters 1 --check 2
 step example_c 60 "$BUILD/examples/decode_example"
 if python3 -c "import torch" 2>/dev/null; then
     step python_gpu 240 env LIBMLA_PATH="$PWD/$BUILD/src/libmla.so.0" PYTHONPATH="$PWD/bindings/python" \
