@@ -129,11 +129,7 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 }
                 // every warp sees all 64 flags (a quad covers the tile's tokens), so this branch
                 // is uniform over the warpgroup
-                if (__any_sync(0xffffffffu, masked)) {
-                    if (tk[wt >> 1] == 0) zero_v_half(tile_p, wt >> 1, wt & 1);
-                    fence_proxy_async();  // zeroed rows -> this warpgroup's P.V (async proxy)
-                    bar_sync(kBarWg0, 128);
-                }
+                if (__any_sync(0xffffffffu, masked)) zero_flagged_v(tile_p, tk, wt, kBarWg0);
                 fence_proxy_async();  // P and zeroed rows before the TMA that refills the slot
                 bar_arrive(kBarPReady + s, 256);
 

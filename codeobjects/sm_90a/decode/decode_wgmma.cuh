@@ -113,7 +113,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         };
         for (int tile = 0; tile < n_tiles; ++tile) {
             const int stage = tile % C::STAGES;
-            uint32_t kt_off = C::OFF_KV + stage * kTile;
+            uint32_t kt_off;  // the tile the MMAs read: its slot (fp8 KV: the widened tile)
             if (dec) {
                 if (wg == 1) {  // refill the slot once the MMA warpgroup is done with its tile
                     if (tile + C::STAGES < n_tiles) {
@@ -126,14 +126,12 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 }
                 mbar_wait(bar0 + 8 * stage, (phase >> stage) & 1);  // the tile's boxes landed
                 phase ^= 1u << stage;
+                kt_off = C::OFF_KV + stage * kTile;
                 // rows flagged 0 (past the work's end, a bad page) hold whatever the slot held: their V
                 // columns are zeroed (every warp sees all 64 flags: the branch is uniform)
                 const int* tk = tokok + stage * kTN;
-                if (__any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0)) {
-                    if (tk[wt >> 1] == 0) zero_v_half(smem + C::OFF_KV + stage * kTile, wt >> 1, wt & 1);
-                    fence_proxy_async();  // zeroed rows -> the MMAs' async proxy
-                    bar_sync(1, 128);
-                }
+                if (__any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0))
+                    zero_flagged_v(smem + C::OFF_KV + stage * kTile, tk, wt, 1);
             } else if (!tma) {
                 cp_wait<C::STAGES - 2>();
             } else {
@@ -144,19 +142,20 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                     if ((zero >> stage) & 1) zero_row_quarter(smem + C::OFF_KV + stage * kTile, tid >> 2, tid & 3);
                 }
             }
-            if (dec) {
-            } else if constexpr (!KV8) {
-                fence_proxy_async();  // cp.async / TMA data, zeroed rows (and Q) -> the MMA's async proxy
-                __syncthreads();      // (A) tile landed for all; the previous slot is free
-                if (!early) issue_ahead(tile + C::STAGES - 1);
-                kt_off = C::OFF_KV + stage * kTile;
-            } else {
-                __syncthreads();  // (A) raw tile landed; the widened tile is free
-                issue_ahead(tile + C::STAGES - 1);
-                widen_tile(smem + C::OFF_KV + stage * kRaw8, smem + C::OFF_KVB, tid);
-                fence_proxy_async();
-                __syncthreads();  // (A') widened tile visible to the MMAs
-                kt_off = C::OFF_KVB;
+            if (!dec) {  // (the decoupled path has no barrier A: its MMA warpgroup waited above)
+                if constexpr (!KV8) {
+                    fence_proxy_async();  // cp.async / TMA data, zeroed rows (and Q) -> the MMA's async proxy
+                    __syncthreads();      // (A) tile landed for all; the previous slot is free
+                    if (!early) issue_ahead(tile + C::STAGES - 1);
+                    kt_off = C::OFF_KV + stage * kTile;
+                } else {
+                    __syncthreads();  // (A) raw tile landed; the widened tile is free
+                    issue_ahead(tile + C::STAGES - 1);
+                    widen_tile(smem + C::OFF_KV + stage * kRaw8, smem + C::OFF_KVB, tid);
+                    fence_proxy_async();
+                    __syncthreads();  // (A') widened tile visible to the MMAs
+                    kt_off = C::OFF_KVB;
+                }
             }
             if (mma && !(MLA_WG_ABLATE & 4))
                 tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ,

@@ -242,6 +242,16 @@ __device__ __forceinline__ void zero_v_half(char* tile, int lt, int h) {
     }
 }
 
+// The consumer warpgroup's side of issue_tile_tma_wg (wt = 0 .. 127, every thread calls it, on a
+// warpgroup-uniform branch taken when any of the landed tile's 64 flags tok[] is 0): the V columns
+// of every flagged row zeroed (2 threads per row, zero_v_half), made visible to the warpgroup's
+// MMAs (proxy fence, then named barrier bar_id over its 128 threads).
+__device__ __forceinline__ void zero_flagged_v(char* tile, const int* tok, int wt, int bar_id) {
+    if (tok[wt >> 1] == 0) zero_v_half(tile, wt >> 1, wt & 1);
+    fence_proxy_async();  // zeroed rows -> the warpgroup's P.V (async proxy)
+    bar_sync(bar_id, 128);
+}
+
 // Zeroes this thread's quarter of token lt's row in a landed bf16 tile (a token flagged 0 by
 // issue_tile_tma whose row the boxes filled with whatever the page holds past the work's end, or
 // that no box filled): masked keys must hold finite values, since P.V multiplies them by p = 0.
