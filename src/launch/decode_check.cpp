@@ -2,6 +2,7 @@
 // pointers and alignment, strides, the plan against the call (plan_params field by field, buffer
 // lengths from mla_metadata_info), the head plan (src/routing) and the sm_90a table rows.
 // Nothing here touches device memory; page ids are checked by the kernel (error_flag).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -385,11 +386,12 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
         // 4 units per CTA would leave 3 of every 4 units unwritten
         struct Contract {
             const char* kernel;
-            long units_per_cta;
+            long units_per_cta;  // 0: whole split tiles, a CTA per SM looping over tiles (grid y 1)
             unsigned min_threads, max_threads;
         };
         static const Contract contracts[] = {{"mla_reduce_bf16", MLA_REDUCE_UNITS_PER_CTA, 128, 512},
-                                             {"mla_reduce_wide_bf16", 1, MLA_REDUCE_WIDE_THREADS, MLA_REDUCE_WIDE_THREADS}};
+                                             {"mla_reduce_wide_bf16", 1, MLA_REDUCE_WIDE_THREADS, MLA_REDUCE_WIDE_THREADS},
+                                             {"mla_reduce_tiles_bf16", 0, 128, MLA_REDUCE_TILES_MAX_THREADS}};
         const Contract* c = nullptr;
         for (const Contract& x : contracts)
             if (d.reduce_row->knl_name == x.kernel) c = &x;
@@ -405,9 +407,16 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
         // launch_pdl 1: a programmatic dependent launch (the reducer's grid launches as the
         // decode's CTAs exit, and its CTAs wait for the whole decode grid: griddepcontrol.wait)
         d.reduce_programmatic = launch_flag(*d.reduce_row, "launch_pdl", rr.pdl);
-        d.reduce_grid = unsigned(sz.reduce_indptr_len - 1);
-        // (row, head, 128-column quarter) units of a tile: at most M * 4 of them
-        d.reduce_grid_y = unsigned(m * 4 / upc);
+        if (c->units_per_cta == 0) {
+            // whole tiles: at most one CTA per SM (reduce_params.h), each looping over its tiles
+            const int64_t sms = ctx->num_cus > 0 ? ctx->num_cus : sz.num_clusters;
+            d.reduce_grid = unsigned(std::min<int64_t>(sz.reduce_indptr_len - 1, std::max<int64_t>(sms, 1)));
+            d.reduce_grid_y = 1;
+        } else {
+            d.reduce_grid = unsigned(sz.reduce_indptr_len - 1);
+            // (row, head, 128-column quarter) units of a tile: at most M * 4 of them
+            d.reduce_grid_y = unsigned(m * 4 / upc);
+        }
     }
 
     // ---- kernel params ----
@@ -473,7 +482,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     rp.num_heads = a.num_heads;
     rp.kernel_heads = hk;
     rp.qk_batch_ratio = r;
-    rp.num_tiles = int(d.reduce_grid);
+    rp.num_tiles = d.reduce_grid > 0 ? int(sz.reduce_indptr_len - 1) : 0;
     rp.out_fp32 = out32 ? 1 : 0;
     return d;
 }

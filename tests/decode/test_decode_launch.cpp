@@ -4,6 +4,7 @@
 // fields match the call (decode_params.h); the reducer follows when the plan can split.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -71,13 +72,15 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
     if (c.sz.partial_rows > 0) {
         REQUIRE(fake_rt_launch_count() == 2);
         const fake_rt_launch_record* rr = fake_rt_launch(1);
-        // mla_reduce.csv: spread = 1 (the wide reducer, one unit per CTA of 512 threads) when
-        // tiles x M <= 2 x clusters, else 4 units per CTA of 128 threads
-        const bool spread = (c.sz.reduce_indptr_len - 1) * 16 <= 2 * int64_t(c.sz.num_clusters);
-        CHECK(std::string(rr->symbol) == (spread ? "mla_reduce_wide_bf16" : "mla_reduce_bf16"));
-        CHECK(rr->grid[0] == unsigned(c.sz.reduce_indptr_len - 1));
-        CHECK(rr->grid[1] == (spread ? 64u : 16u));  // 16 rows x 4 column quarters / units per CTA
-        CHECK(rr->block[0] == (spread ? 512u : 128u));
+        // mla_reduce.csv: spread = 1 (the wide reducer, one unit per CTA of 512 threads: grid
+        // tiles x 16 rows x 4 column quarters) when tiles x M <= 2 x clusters, else whole split
+        // tiles, one CTA of 512 threads per SM at most (grid min(tiles, SMs) x 1)
+        const int64_t tiles = c.sz.reduce_indptr_len - 1;
+        const bool spread = tiles * 16 <= 2 * int64_t(c.sz.num_clusters);
+        CHECK(std::string(rr->symbol) == (spread ? "mla_reduce_wide_bf16" : "mla_reduce_tiles_bf16"));
+        CHECK(rr->grid[0] == unsigned(spread ? tiles : std::min<int64_t>(tiles, mla_context_num_cus(ctx))));
+        CHECK(rr->grid[1] == (spread ? 64u : 1u));
+        CHECK(rr->block[0] == 512u);
         CHECK(rr->shared == 0);
         // mla_reduce.csv and mla_decode.csv launch_pdl 1: both kernels by cuLaunchKernelEx with
         // programmatic stream serialization
@@ -116,15 +119,19 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
 TEST_CASE("decode launch: the reducer row follows the split shape (mla_reduce.csv spread)", "[decode]") {
     // One long request splits into one tile of many fragments: spread = 1, the wide reducer (one
     // (row, head, quarter) unit per CTA of 512 threads: M x 4 CTAs per tile). 64 requests x 16
-    // rows: 64 tiles x 16 > 2 x 132 clusters: spread = 0, mla_reduce_bf16 (4 units per CTA of 128).
+    // rows: 64 tiles x 16 > 2 x 132 clusters: spread = 0, mla_reduce_tiles_bf16 (whole tiles, a
+    // CTA of 512 threads per tile up to one per SM: grid 64 x 1).
+    // 200 requests: 200 tiles on 132 SMs, so grid 132 and each CTA loops over its tiles (the
+    // params still name all 200)
     struct K {
         int B, H, kv;
         const char* symbol;
-        unsigned threads, grid_y;
+        unsigned threads, grid_x, grid_y;
     };
-    const K ks[] = {{1, 16, 32768, "mla_reduce_wide_bf16", 512u, 64u},
-                    {1, 128, 32768, "mla_reduce_wide_bf16", 512u, 256u},
-                    {64, 16, 1024, "mla_reduce_bf16", 128u, 16u}};
+    const K ks[] = {{1, 16, 32768, "mla_reduce_wide_bf16", 512u, 1u, 64u},
+                    {1, 128, 32768, "mla_reduce_wide_bf16", 512u, 2u, 256u},
+                    {64, 16, 1024, "mla_reduce_tiles_bf16", 512u, 64u, 1u},
+                    {200, 16, 1024, "mla_reduce_tiles_bf16", 512u, 132u, 1u}};
     for (const K& k : ks) {
         INFO("B " << k.B << " heads " << k.H << " kv " << k.kv);
         mla_context* ctx = make_ctx();
@@ -135,7 +142,12 @@ TEST_CASE("decode launch: the reducer row follows the split shape (mla_reduce.cs
         const fake_rt_launch_record* rr = fake_rt_launch(1);
         CHECK(std::string(rr->symbol) == k.symbol);
         CHECK(rr->block[0] == k.threads);
+        CHECK(rr->grid[0] == k.grid_x);
         CHECK(rr->grid[1] == k.grid_y);
+        REQUIRE(rr->args_bytes == sizeof(mla_reduce_params));
+        mla_reduce_params rp;
+        std::memcpy(&rp, rr->args, sizeof rp);
+        CHECK(rp.num_tiles == int(c.sz.reduce_indptr_len - 1));
         mla_context_destroy(ctx);
     }
 }
@@ -851,7 +863,7 @@ TEST_CASE("decode launch: rows naming the mma.sync fallback launch it with its o
 // mla_reduce.csv's launch values decide the reducer launch: launch_pdl 0 launches it plainly
 // (cuLaunchKernel), 1 as a programmatic dependent launch; a row that breaks its kernel's launch
 // contract (reduce_params.h: mla_reduce_bf16 4 units per CTA on 128..512 threads, the wide one 1
-// on 512), a launch_pdl other than 0 / 1 or an unknown reducer kernel is a table error and
+// on 512, mla_reduce_tiles_bf16 0 (whole tiles) on 128..512), a launch_pdl other than 0 / 1 or an unknown reducer kernel is a table error and
 // nothing is launched.
 TEST_CASE("decode launch: the reducer row's launch_pdl and launch_units_per_cta", "[decode]") {
     struct K {
@@ -873,6 +885,10 @@ TEST_CASE("decode launch: the reducer row's launch_pdl and launch_units_per_cta"
         {"reduce,bf16,1,512,1,-1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u,
          "launch_pdl must be 0 or 1, got -1"},
         {"reduce,bf16,1,512,-1,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u, "the row gives -1 and 512"},
+        {"reduce,bf16,1,256,0,1,mla_reduce_tiles_bf16,mla_reduce.cubin", MLA_SUCCESS, 1, 1u, ""},
+        {"reduce,bf16,1,512,4,1,mla_reduce_tiles_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u,
+         "mla_reduce_tiles_bf16 takes launch_units_per_cta 0"},
+        {"reduce,bf16,1,640,0,1,mla_reduce_tiles_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u, "the row gives 0 and 640"},
         {"reduce,bf16,1,512,1,1,mla_reduce_other,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u,
          "no launch contract for reducer kernel mla_reduce_other"}};
     for (const K& k : ks) {

@@ -43,9 +43,9 @@ struct CaseResult {
 
 std::string describe(const Spec& s) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%s/%s b=%d h=%d L=%d kv~%d%s ps=%d causal=%d lse=%d%s%s%s%s",
+    std::snprintf(buf, sizeof buf, "%s/%s b=%d h=%d L=%d kv~%d%s%s ps=%d causal=%d lse=%d%s%s%s%s",
                   mla_dtype_string(s.q_dtype), mla_dtype_string(s.kv_dtype), s.batch, s.heads, s.qlen,
-                  s.kv_len, s.varlen ? "(var)" : "", s.page_size, int(s.causal), int(s.lse),
+                  s.kv_len, s.varlen ? "(var)" : "", s.long_first > 1 ? " (request 0 longer)" : "", s.page_size, int(s.causal), int(s.lse),
                   s.ragged_q ? " ragged" : "", s.zero_kv_frac > 0 ? " zero-kv" : "",
                   s.block_table ? " block_table" : "", s.out_dtype == MLA_DTYPE_FP32 ? " out=fp32" : "");
     return buf;
@@ -259,6 +259,38 @@ int main(int argc, char** argv) {
             s.page_size = mi == 3 ? 16 : 64;
             s.seed = 3100 + s.heads + mi;
             report(s, run_case(ctx, s), "tma many works ");
+        }
+    }
+    // The whole-tile reducer (mla_reduce_tiles_bf16: more tiles than 2 x SMs / M): one long
+    // request among short ones (about 110 fragments at 64 heads: its chunks of 32; about 60 with
+    // tiles of 4 MTP rows, ragged), 128 heads (64 kernel heads, 2 head groups), requests with no
+    // KV, and more tiles than SMs (each CTA loops over its tiles). Every case must split.
+    {
+        struct R {
+            int heads, qlen, batch, kv_len, long_first, ps;
+            bool varlen, ragged;
+            double zero;
+        };
+        const R rs[] = {{64, 1, 5, 300, 30, 16, false, false, 0},   {16, 4, 80, 700, 80, 64, false, true, 0},
+                        {128, 1, 20, 2100, 1, 64, false, false, 0}, {16, 1, 40, 2000, 1, 64, true, false, 0.2},
+                        {16, 2, 300, 500, 1, 64, true, false, 0}};
+        for (int ri = 0; ri < 5; ++ri) {
+            if (quick && ri >= 2) continue;
+            const R& x = rs[ri];
+            Spec s;
+            s.heads = x.heads;
+            s.qlen = x.qlen;
+            s.batch = x.batch;
+            s.kv_len = x.kv_len;
+            s.long_first = x.long_first;
+            s.page_size = x.ps;
+            s.varlen = x.varlen;
+            s.ragged_q = x.ragged;
+            s.zero_kv_frac = x.zero;
+            s.causal = true;
+            s.lse = true;
+            s.seed = 3200 + ri;
+            report(s, run_case(ctx, s, -1, /*need_split=*/true), "tile reducer ");
         }
     }
     // Round-robin context parallel (cprr rows, causal only): rank r of W's shard of a whole

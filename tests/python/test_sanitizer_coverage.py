@@ -34,7 +34,7 @@ def _runs():
 def _args(line):
     """The `mla run` flags these lines use, with mla run's defaults (tools/mla/cmd_run.cpp)."""
     a = {"--batch": 128, "--kv-len": 4096, "--heads": 16, "--qlen": 1, "--page-size": 64,
-         "--dtype": "bf16", "--kv-dtype": None}
+         "--dtype": "bf16", "--kv-dtype": None, "--long-first": 1}
     words = shlex.split(line)
     for flag, value in zip(words[::2], words[1::2]):
         assert flag in a, f"{RUNS.name}: flag {flag} is not known to this test"
@@ -80,9 +80,24 @@ def test_memcheck_runs_cover_every_sm90a_kernel():
     assert got_decode <= decode
 
 
+def test_a_memcheck_run_reduces_a_tile_of_more_than_32_fragments():
+    # mla_reduce_tiles_bf16 holds 32 fragments per lane round; request 0 of 9000 tokens among
+    # four of ~300 splits into more (the plan's fragment count does not depend on the data)
+    line = "--batch 5 --kv-len 300 --heads 64 --page-size 16 --long-first 30"
+    assert line in list(_runs())
+    assert _launched(line)[1] == "mla_reduce_tiles_bf16"
+    ps, lens = 16, [9000, 300, 300, 300, 300]
+    pages = [-(-n // ps) for n in lens]
+    plan = libmla.plan_metadata(np.arange(6), np.concatenate([[0], np.cumsum(pages)]),
+                                np.array([n - (p - 1) * ps for n, p in zip(lens, pages)]), 64,
+                                arch="sm_90a", num_clusters=H200_SMS, page_size=ps, max_seqlen_qo=1)
+    ri = np.asarray(plan.reduce_indptr)[:plan.info.reduce_indptr_len]
+    assert np.diff(ri).max() > 32
+
+
 def test_the_rule_sees_both_reducers():
     # b = 3 of 300 tokens splits into few tiles (wide reducer), b = 40 of 2000 into many
     assert _launched("--batch 3 --kv-len 300 --heads 16") == ("mla_decode_wg_bf16_bf16_m16",
                                                               "mla_reduce_wide_bf16")
     assert _launched("--batch 40 --kv-len 2000 --heads 16") == ("mla_decode_wg_bf16_bf16_m16",
-                                                                "mla_reduce_bf16")
+                                                                "mla_reduce_tiles_bf16")

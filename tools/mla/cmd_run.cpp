@@ -43,6 +43,8 @@ void usage(FILE* f) {
                  "                   -1 = all)\n"
                  "  --scale X        softmax scale (default DeepSeek-V3's %.6f)\n"
                  "  --seed N         data seed (default 1)\n"
+                 "  --long-first N   request 0 has N x --kv-len tokens (one long request among short\n"
+                 "                   ones: its tile splits into many fragments)\n"
                  "  --aiter-order    plan in aiter's order (request by request). Without it the\n"
                  "                   plan is head-group-major (mla_metadata_params.head_group_major\n"
                  "                   = 1): the tiles of a request that read the same KV (its head\n"
@@ -143,6 +145,7 @@ int cmd_run(int argc, char** argv) {
         else if (a == "--check") check = std::atoi(next());
         else if (a == "--scale") s.softmax_scale = float(std::atof(next()));
         else if (a == "--seed") s.seed = uint64_t(std::atoll(next()));
+        else if (a == "--long-first") s.long_first = std::max(1, std::atoi(next()));
         else if (a == "--cpu") force_cpu = true;
         else if (a == "--head-group-major") s.head_group_major = true;  // the default
         else if (a == "--aiter-order") s.head_group_major = false;

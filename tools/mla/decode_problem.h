@@ -99,6 +99,8 @@ struct Spec {
     bool lse = true;
     bool ragged_q = false;    // qo lengths uniform in [0, L] (at least one request has L)
     double zero_kv_frac = 0;  // fraction of requests with KV length 0
+    int long_first = 1;       // request 0's KV length is long_first x kv_len (one long request among
+                              // short ones: its tile splits into many fragments)
     int extra_pages = 3;      // unused (NaN) pages in the cache
     bool block_table = false; // pass the page table as block_table [B, max pages]
     float softmax_scale = deepseek_v3_softmax_scale();
@@ -166,6 +168,7 @@ inline Problem make_problem(const Spec& s) {
         }
         if (s.zero_kv_frac > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < s.zero_kv_frac)
             n = 0;
+        if (b == 0 && s.long_first > 1) n = s.kv_len * s.long_first;
         p.kv_lens[b] = n;
         const int pages = (n + ps - 1) / ps;
         p.qo_indptr[b + 1] = p.qo_indptr[b] + lq;

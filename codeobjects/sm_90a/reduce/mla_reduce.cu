@@ -258,3 +258,150 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_wide_bf16(const __g
     for (int w = 0; w < kWarps; ++w) add4(acc, 1.f, s_acc[w][lane]);
     store_row(p, b, t, g, h, quarter, lane, acc, lse);
 }
+
+namespace {
+
+// Request b of a split tile whose first folded row is qs (docs/plan-layout.md: the last b with
+// qo_indptr[b] * r <= qs; a tile's rows lie in one pseudo-request), by a 32-way search: each
+// round the warp's lanes test 32 evenly spaced candidates, one load each, so b <= 32 takes one
+// round of loads, b <= 1024 two, b <= 32768 three (a binary search takes log2 b dependent loads).
+// Every lane returns the same b.
+__device__ __forceinline__ int request_of(const mla_reduce_params& p, int qs, int lane) {
+    const int64_t r = p.qk_batch_ratio;
+    int lo = 0, n = p.batch_size;  // candidates lo .. lo + n - 1
+    while (n > 1) {
+        const int step = (n + 31) / 32;
+        const int idx = lo + lane * step;
+        const bool le = lane * step < n && (int64_t)p.qo_indptr[idx] * r <= qs;
+        const unsigned bal = __ballot_sync(0xffffffffu, le);  // a prefix of the lanes (qo_indptr rises)
+        const int j = bal ? 31 - __clz(bal) : 0;
+        lo += j * step;
+        n = min(step, n - j * step);
+    }
+    return lo;
+}
+
+// Fragment `lane` (< F) of a split tile, for row i and head h: its partial row and lse.
+__device__ __forceinline__ void fragment_lse(const mla_reduce_params& p, int f0, int F, int i, int h, int lane,
+                                             int64_t& prow, float& x) {
+    prow = 0;
+    x = -INFINITY;
+    if (lane < F) {
+        prow = ((int64_t)p.reduce_partial_map[f0 + lane] + i) * p.kernel_heads + h;
+        x = p.partial_lse[prow];
+    }
+}
+
+// Reduces split tile (f0, f1, qs, qe) with every warp of the CTA: warp w takes the (row, head)
+// pairs w, w + W, ...; lane k holds fragment k of each chunk of 32 (its partial row and lse), and
+// adds the fragments' o_k in KV order, 4 of them in flight, over its 16 columns (4 + 128 q + 4
+// lane, q = 0..3). lse* and the weights are mla_reduce_bf16's arithmetic: m the largest finite
+// lse_k, s = sum exp(lse_k - m) (lane k folding k, k + 32, ...; a shuffle tree), lse* = m + log s.
+__device__ __forceinline__ void reduce_split_tile(const mla_reduce_params& p, int4 tile, int warp, int W, int lane) {
+    constexpr int kU = 4;  // fragments in flight per lane
+    const int f0 = tile.x, F = tile.y - tile.x, qs = tile.z;
+    const int Hk = p.kernel_heads, pairs = (tile.w - tile.z) * Hk;
+    if (warp >= pairs) return;
+    // this warp's first pair's lse loads go out before the request search, whose loads then
+    // overlap them; each later pair's lse loads go out before the previous pair's o_k are summed
+    int64_t prow;
+    float x;
+    fragment_lse(p, f0, F, warp / Hk, warp % Hk, lane, prow, x);
+    const int b = request_of(p, qs, lane);
+    const int64_t qo_b = p.qo_indptr[b];
+    const int L = p.qo_indptr[b + 1] - (int)qo_b;
+    const int64_t rel0 = qs - qo_b * p.qk_batch_ratio;  // folded offset of the tile's row 0 in request b
+    for (int pr = warp; pr < pairs; pr += W) {
+        const int i = pr / Hk, h = pr % Hk;
+        int64_t next_prow = 0;
+        float next_x = -INFINITY;
+        if (pr + W < pairs) fragment_lse(p, f0, F, (pr + W) / Hk, (pr + W) % Hk, lane, next_prow, next_x);
+        // lse* over every fragment
+        float m = finite_lse(x) ? x : -INFINITY;
+        for (int k = f0 + 32 + lane; k < f0 + F; k += 32) {
+            const float y = p.partial_lse[((int64_t)p.reduce_partial_map[k] + i) * Hk + h];
+            if (finite_lse(y)) m = fmaxf(m, y);
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        float s = 0.f;
+        if (m > -INFINITY) {
+            if (finite_lse(x)) s = __expf(x - m);
+            for (int k = f0 + 32 + lane; k < f0 + F; k += 32) {
+                const float y = p.partial_lse[((int64_t)p.reduce_partial_map[k] + i) * Hk + h];
+                if (finite_lse(y)) s += __expf(y - m);
+            }
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        const float lse = (m > -INFINITY && s > 0.f) ? m + logf(s) : -INFINITY;
+        // o = sum_k exp(lse_k - lse*) o_k, chunk by chunk of 32 fragments
+        float4 acc[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[q] = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (lse > -INFINITY)
+            for (int c = 0; c < F; c += 32) {
+                int64_t rk = prow;
+                float xk = x;
+                if (c > 0) fragment_lse(p, f0 + c, F - c, i, h, lane, rk, xk);
+                const float wk = finite_lse(xk) ? __expf(xk - lse) : 0.f;  // 0 for lanes past the chunk
+                const int n = min(32, F - c);
+                for (int k = 0; k < n; k += kU) {
+                    float w[kU];
+                    float4 v[kU][4];
+#pragma unroll
+                    for (int u = 0; u < kU; ++u) {
+                        const int src = min(k + u, 31);
+                        const float wu = __shfl_sync(0xffffffffu, wk, src);
+                        const int64_t ru = __shfl_sync(0xffffffffu, rk, src);
+                        w[u] = k + u < n ? wu : 0.f;
+#pragma unroll
+                        for (int q = 0; q < 4; ++q) {
+                            v[u][q] = make_float4(0.f, 0.f, 0.f, 0.f);
+                            if (w[u] != 0.f)
+                                v[u][q] = __ldg(reinterpret_cast<const float4*>(p.partial_out + ru * kDV + q * 128 + 4 * lane));
+                        }
+                    }
+#pragma unroll
+                    for (int u = 0; u < kU; ++u)
+#pragma unroll
+                        for (int q = 0; q < 4; ++q) add4(acc[q], w[u], v[u][q]);
+                }
+            }
+        // row i of the tile is token t of head group g of request b (docs/plan-layout.md)
+        const int64_t rel = rel0 + i;
+        if (L > 0 && rel >= 0 && rel < (int64_t)p.qk_batch_ratio * L) {
+            const int g = int(rel / L), t = int(rel % L);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) store_row(p, b, t, g, h, q, lane, acc[q], lse);
+        }
+        prow = next_prow;
+        x = next_x;
+    }
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(512) mla_reduce_tiles_bf16(const __grid_constant__ mla_reduce_params p) {
+    constexpr int kList = 512;            // blockDim.x at most
+    __shared__ int4 s_tile[kList];        // (f0, f1, qs, qe) of this round's split tiles
+    __shared__ int s_n;
+    wait_for_decode();
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, W = blockDim.x >> 5;
+    const int G = gridDim.x;
+    // this CTA's tiles are blockIdx.x + j G; one round checks blockDim.x of them, a thread each
+    for (int64_t first = blockIdx.x; first < p.num_tiles; first += (int64_t)G * blockDim.x) {
+        if (tid == 0) s_n = 0;
+        __syncthreads();
+        const int64_t t = first + (int64_t)tid * G;
+        if (t < p.num_tiles) {
+            const int f0 = p.reduce_indptr[t], f1 = p.reduce_indptr[t + 1];
+            const int qs = p.reduce_final_map[2 * t], qe = p.reduce_final_map[2 * t + 1];
+            if (f1 > f0) s_tile[atomicAdd(&s_n, 1)] = make_int4(f0, f1, qs, qe);
+        }
+        __syncthreads();
+        const int n = s_n;
+        for (int j = 0; j < n; ++j) reduce_split_tile(p, s_tile[j], warp, W, lane);
+        __syncthreads();  // s_n and s_tile are rewritten by the next round
+    }
+}

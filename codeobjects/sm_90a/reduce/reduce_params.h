@@ -9,9 +9,13 @@
  * the host against the row's knl_name: MLA_ERROR_TABLE otherwise):
  *   mla_reduce_bf16       4 units per CTA (a loop over the tile's units), 128..512 threads in
  *                         steps of 128 (warps per unit = threads / 128);
- *   mla_reduce_wide_bf16  1 unit per CTA (unit = blockIdx.y, no loop), exactly 512 threads. */
+ *   mla_reduce_wide_bf16  1 unit per CTA (unit = blockIdx.y, no loop), exactly 512 threads;
+ *   mla_reduce_tiles_bf16 launch_units_per_cta 0: whole split tiles, grid (min(tiles, SMs), 1),
+ *                         CTA c looping over tiles c, c + grid, ... (its registers allow one
+ *                         CTA of 512 threads per SM), 128..512 threads in steps of 128. */
 #define MLA_REDUCE_UNITS_PER_CTA 4
 #define MLA_REDUCE_WIDE_THREADS 512
+#define MLA_REDUCE_TILES_MAX_THREADS 512
 struct mla_reduce_params {
     const float* partial_out;       /* [partial_rows, Hk, 512]                                  */
     const float* partial_lse;       /* [partial_rows, Hk]                                       */
