@@ -297,20 +297,25 @@ __device__ __forceinline__ void fragment_lse(const mla_reduce_params& p, int f0,
 // adds the fragments' o_k in KV order, 4 of them in flight, over its 16 columns (4 + 128 q + 4
 // lane, q = 0..3). lse* and the weights are mla_reduce_bf16's arithmetic: m the largest finite
 // lse_k, s = sum exp(lse_k - m) (lane k folding k, k + 32, ...; a shuffle tree), lse* = m + log s.
+// The plan's arrays (reduce_partial_map, qo_indptr) are read before wait_for_decode(): the decode
+// kernel does not write them, and they were complete before it ran (every decode CTA waits for
+// the launches before it, and this grid starts only as the last decode CTA exits); the partials
+// are read after it.
 __device__ __forceinline__ void reduce_split_tile(const mla_reduce_params& p, int4 tile, int warp, int W, int lane) {
     constexpr int kU = 4;  // fragments in flight per lane
     const int f0 = tile.x, F = tile.y - tile.x, qs = tile.z;
     const int Hk = p.kernel_heads, pairs = (tile.w - tile.z) * Hk;
     if (warp >= pairs) return;
-    // this warp's first pair's lse loads go out before the request search, whose loads then
-    // overlap them; each later pair's lse loads go out before the previous pair's o_k are summed
-    int64_t prow;
-    float x;
-    fragment_lse(p, f0, F, warp / Hk, warp % Hk, lane, prow, x);
+    const int pm0 = lane < F ? p.reduce_partial_map[f0 + lane] : 0;  // fragment `lane`'s first partial row
     const int b = request_of(p, qs, lane);
     const int64_t qo_b = p.qo_indptr[b];
     const int L = p.qo_indptr[b + 1] - (int)qo_b;
     const int64_t rel0 = qs - qo_b * p.qk_batch_ratio;  // folded offset of the tile's row 0 in request b
+    wait_for_decode();
+    // each later pair's lse loads go out before the previous pair's o_k are summed
+    int64_t prow = ((int64_t)pm0 + warp / Hk) * Hk + warp % Hk;
+    float x = lane < F ? p.partial_lse[prow] : -INFINITY;
+    if (lane >= F) prow = 0;
     for (int pr = warp; pr < pairs; pr += W) {
         const int i = pr / Hk, h = pr % Hk;
         int64_t next_prow = 0;
@@ -386,15 +391,19 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_tiles_bf16(const __
     constexpr int kList = 512;            // blockDim.x at most
     __shared__ int4 s_tile[kList];        // (f0, f1, qs, qe) of this round's split tiles
     __shared__ int s_n;
-    wait_for_decode();
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, W = blockDim.x >> 5;
-    const int G = gridDim.x;
-    // this CTA's tiles are blockIdx.x + j G; one round checks blockDim.x of them, a thread each
-    for (int64_t first = blockIdx.x; first < p.num_tiles; first += (int64_t)G * blockDim.x) {
+    const int64_t G = gridDim.x, T = p.num_tiles;
+    // this CTA's tiles are the block [c T / G, (c + 1) T / G): the decode plan's split tiles lie
+    // at its CTAs' work boundaries, spread along the tiles as evenly as these blocks, so each
+    // block holds about as many (one at b = 1536 over 132 SMs). One round checks blockDim.x tiles,
+    // a thread each, before the decode has finished: reduce_indptr and reduce_final_map are the
+    // plan's (reduce_split_tile says why that is safe). A CTA without split tiles never waits.
+    const int64_t lo = blockIdx.x * T / G, hi = (blockIdx.x + 1) * T / G;
+    for (int64_t first = lo; first < hi; first += blockDim.x) {
         if (tid == 0) s_n = 0;
         __syncthreads();
-        const int64_t t = first + (int64_t)tid * G;
-        if (t < p.num_tiles) {
+        const int64_t t = first + tid;
+        if (t < hi) {
             const int f0 = p.reduce_indptr[t], f1 = p.reduce_indptr[t + 1];
             const int qs = p.reduce_final_map[2 * t], qe = p.reduce_final_map[2 * t + 1];
             if (f1 > f0) s_tile[atomicAdd(&s_n, 1)] = make_int4(f0, f1, qs, qe);
