@@ -66,11 +66,10 @@ __device__ __forceinline__ bool row_of(const mla_reduce_params& p, int f, int qo
     return true;
 }
 
-// Stores lane's 4 columns (quarter * 128 + 4 lane) of out row (token qo_indptr[b] + t, head
-// g Hk + h), bf16 or fp32, and the row's lse from lane 0 of quarter 0.
-__device__ __forceinline__ void store_row(const mla_reduce_params& p, int b, int t, int g, int h, int quarter,
-                                          int lane, float4 acc, float lse) {
-    const int64_t tok = p.qo_indptr[b] + t;
+// Stores lane's 4 columns (quarter * 128 + 4 lane) of out row (token tok, head g Hk + h), bf16
+// or fp32, and the row's lse from lane 0 of quarter 0.
+__device__ __forceinline__ void store_token_row(const mla_reduce_params& p, int64_t tok, int g, int h, int quarter,
+                                                int lane, float4 acc, float lse) {
     const int head = g * p.kernel_heads + h;
     const int64_t off = tok * p.out_stride_token + (int64_t)head * p.out_stride_head + quarter * 128 + 4 * lane;
     if (p.out_fp32) {
@@ -79,6 +78,12 @@ __device__ __forceinline__ void store_row(const mla_reduce_params& p, int b, int
         *reinterpret_cast<uint2*>(static_cast<__nv_bfloat16*>(p.out) + off) = mla_lse::pack_bf16x4(acc);
     }
     if (p.lse && lane == 0 && quarter == 0) p.lse[tok * p.num_heads + head] = lse;
+}
+
+// store_token_row of token qo_indptr[b] + t.
+__device__ __forceinline__ void store_row(const mla_reduce_params& p, int b, int t, int g, int h, int quarter,
+                                          int lane, float4 acc, float lse) {
+    store_token_row(p, p.qo_indptr[b] + t, g, h, quarter, lane, acc, lse);
 }
 
 // (m, s) with s = sum exp(x - m) over the finite x folded in so far; m = -inf, s = 0: none yet.
@@ -262,23 +267,49 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_wide_bf16(const __g
 namespace {
 
 // Request b of a split tile whose first folded row is qs (docs/plan-layout.md: the last b with
-// qo_indptr[b] * r <= qs; a tile's rows lie in one pseudo-request), by a 32-way search: each
-// round the warp's lanes test 32 evenly spaced candidates, one load each, so b <= 32 takes one
-// round of loads, b <= 1024 two, b <= 32768 three (a binary search takes log2 b dependent loads).
-// Every lane returns the same b.
-__device__ __forceinline__ int request_of(const mla_reduce_params& p, int qs, int lane) {
+// qo_indptr[b] * r <= qs; a tile's rows lie in one pseudo-request) and its bounds qo_indptr[b],
+// qo_indptr[b + 1], by a 128-way search: each round the warp's lanes load 128 evenly spaced
+// candidates, 4 each, so b <= 128 takes one round of loads, b <= 16384 two (a binary search takes
+// log2 b dependent loads, and one more for the bounds); the last round also loads the bound after
+// its last candidate. Every lane returns the same values.
+struct Request {
+    int b, qo_begin, qo_end;
+};
+__device__ __forceinline__ int pick4(const int (&v)[4], int u) {  // v[u] without a local-memory index
+    return u == 0 ? v[0] : u == 1 ? v[1] : u == 2 ? v[2] : v[3];
+}
+__device__ __forceinline__ Request request_of(const mla_reduce_params& p, int qs, int lane) {
     const int64_t r = p.qk_batch_ratio;
     int lo = 0, n = p.batch_size;  // candidates lo .. lo + n - 1
-    while (n > 1) {
-        const int step = (n + 31) / 32;
-        const int idx = lo + lane * step;
-        const bool le = lane * step < n && (int64_t)p.qo_indptr[idx] * r <= qs;
-        const unsigned bal = __ballot_sync(0xffffffffu, le);  // a prefix of the lanes (qo_indptr rises)
-        const int j = bal ? 31 - __clz(bal) : 0;
-        lo += j * step;
-        n = min(step, n - j * step);
+    for (;;) {
+        const int step = (n + 127) / 128;
+        int v[4];
+        int pass = 0;  // candidates c with qo_indptr[lo + c step] r <= qs: a prefix (qo_indptr rises)
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            const int c = 4 * lane + u;
+            const bool load = step == 1 ? c <= n : c * step < n;  // lo + n <= batch_size
+            v[u] = load ? p.qo_indptr[lo + c * step] : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            const int c = 4 * lane + u;
+            pass += __popc(__ballot_sync(0xffffffffu, c * step < n && (int64_t)v[u] * r <= qs));
+        }
+        const int j = max(pass - 1, 0);
+        if (step > 1) {
+            lo += j * step;
+            n = min(step, n - j * step);
+            continue;
+        }
+        Request q;
+        q.b = lo + j;
+        q.qo_begin = __shfl_sync(0xffffffffu, pick4(v, j & 3), j >> 2);
+        const int j1 = j + 1;  // <= n: loaded, unless it is candidate 128
+        q.qo_end = __shfl_sync(0xffffffffu, pick4(v, j1 & 3), (j1 >> 2) & 31);
+        if (j1 > 127) q.qo_end = p.qo_indptr[q.b + 1];
+        return q;
     }
-    return lo;
 }
 
 // Fragment `lane` (< F) of a split tile, for row i and head h: its partial row and lse.
@@ -307,10 +338,9 @@ __device__ __forceinline__ void reduce_split_tile(const mla_reduce_params& p, in
     const int Hk = p.kernel_heads, pairs = (tile.w - tile.z) * Hk;
     if (warp >= pairs) return;
     const int pm0 = lane < F ? p.reduce_partial_map[f0 + lane] : 0;  // fragment `lane`'s first partial row
-    const int b = request_of(p, qs, lane);
-    const int64_t qo_b = p.qo_indptr[b];
-    const int L = p.qo_indptr[b + 1] - (int)qo_b;
-    const int64_t rel0 = qs - qo_b * p.qk_batch_ratio;  // folded offset of the tile's row 0 in request b
+    const Request req = request_of(p, qs, lane);
+    const int L = req.qo_end - req.qo_begin;
+    const int64_t rel0 = qs - (int64_t)req.qo_begin * p.qk_batch_ratio;  // folded offset of row 0 in request b
     wait_for_decode();
     // each later pair's lse loads go out before the previous pair's o_k are summed
     int64_t prow = ((int64_t)pm0 + warp / Hk) * Hk + warp % Hk;
@@ -378,7 +408,7 @@ __device__ __forceinline__ void reduce_split_tile(const mla_reduce_params& p, in
         if (L > 0 && rel >= 0 && rel < (int64_t)p.qk_batch_ratio * L) {
             const int g = int(rel / L), t = int(rel % L);
 #pragma unroll
-            for (int q = 0; q < 4; ++q) store_row(p, b, t, g, h, q, lane, acc[q], lse);
+            for (int q = 0; q < 4; ++q) store_token_row(p, req.qo_begin + t, g, h, q, lane, acc[q], lse);
         }
         prow = next_prow;
         x = next_x;
