@@ -42,6 +42,8 @@ void usage(FILE* f) {
                  "  --check N        requests checked against the CPU reference (default 8, 0 = none,\n"
                  "                   -1 = all)\n"
                  "  --scale X        softmax scale (default DeepSeek-V3's %.6f)\n"
+                 "  --flush-mb N     the L2 flush's size in MB (default 256, do_bench's; other sizes\n"
+                 "                   measure what the flush itself costs the decode)\n"
                  "  --seed N         data seed (default 1)\n"
                  "  --long-first N   request 0 has N x --kv-len tokens (one long request among short\n"
                  "                   ones: its tile splits into many fragments)\n"
@@ -108,7 +110,7 @@ int cpu_path(Spec s, bool user_batch, bool user_kv) {
 int cmd_run(int argc, char** argv) {
     Spec s;
     s.head_group_major = true;  // sm_90a host plans (the only arch this tool runs; CPU path too)
-    int iters = 20, check = 8;
+    int iters = 20, check = 8, flush_mb = 256;
     bool force_cpu = false, user_batch = false, user_kv = false, user_kvd = false;
     for (int i = 0; i < argc; ++i) {
         const std::string a = argv[i];
@@ -145,6 +147,7 @@ int cmd_run(int argc, char** argv) {
         else if (a == "--check") check = std::atoi(next());
         else if (a == "--scale") s.softmax_scale = float(std::atof(next()));
         else if (a == "--seed") s.seed = uint64_t(std::atoll(next()));
+        else if (a == "--flush-mb") flush_mb = std::max(1, std::atoi(next()));
         else if (a == "--long-first") s.long_first = std::max(1, std::atoi(next()));
         else if (a == "--cpu") force_cpu = true;
         else if (a == "--head-group-major") s.head_group_major = true;  // the default
@@ -250,9 +253,10 @@ int cmd_run(int argc, char** argv) {
         }
         // timing: do_bench's method (L2 flushed before each call), then the idle-GPU method
         for (int w = 0; w < 3; ++w) run.launch();
-        const L2Flush flush{run.alloc(L2Flush::kBytes)};
+        const size_t flush_bytes = flush_mb == 256 ? L2Flush::kBytes : size_t(flush_mb) * 1000000;
+        const L2Flush flush{run.alloc(flush_bytes), flush_bytes};
         if (!flush.buf) {
-            std::fprintf(stderr, "mla run: the 256 MB L2 flush buffer: %s\n", mla_last_error());
+            std::fprintf(stderr, "mla run: the %d MB L2 flush buffer: %s\n", flush_mb, mla_last_error());
             return 1;
         }
         double med_ms = 0, idle_ms = 0;
@@ -272,10 +276,10 @@ int cmd_run(int argc, char** argv) {
         std::printf("  decode: %.1f us (median of %d), %.0f GB/s, %.1f TFLOPS", us, iters, gbs, tf);
         if (copy_gbs > 0) std::printf(", %.0f%% of the %.0f GB/s device copy", 100.0 * gbs / copy_gbs, copy_gbs);
         std::printf("\n  (bytes = KV read once + Q + O = %.3f GB; FLOPs = 2 (576 + 512) h s_q s_k = %.2f G;\n"
-                    "  timing as do_bench: a 256 MB L2 flush before each call, events around the call)\n"
+                    "  timing as do_bench: a %d MB L2 flush before each call, events around the call)\n"
                     "  idle GPU: %.1f us (median of %d calls each started on an idle GPU, no flush: adds the\n"
                     "  host's time to the first launch, and the L2 keeps what the previous call read)\n",
-                    bytes / 1e9, flops / 1e9, idle_ms * 1000.0, iters);
+                    bytes / 1e9, flops / 1e9, flush_mb, idle_ms * 1000.0, iters);
         // Host cost of one call (validation, table lookup, the launches): wall clock of 100
         // back-to-back mla_decode_fwd calls, which only enqueue work (no synchronisation).
         {

@@ -628,9 +628,10 @@ inline double problem_flops(const Problem& p) {
 // method: each timed call starts on an idle GPU, with the L2 as the previous call left it).
 struct L2Flush {
     static constexpr size_t kBytes = 256000000;  // do_bench's int32[256e6 / 4]
-    void* buf = nullptr;                          // kBytes of device memory, or nullptr
+    void* buf = nullptr;                          // `bytes` of device memory, or nullptr
+    size_t bytes = kBytes;                        // zeroed before each call (`mla run --flush-mb`)
     bool operator()(mla_context* ctx) const {
-        return !buf || mla_memset_d8(ctx, buf, 0, kBytes, nullptr) == MLA_SUCCESS;
+        return !buf || mla_memset_d8(ctx, buf, 0, bytes, nullptr) == MLA_SUCCESS;
     }
 };
 
