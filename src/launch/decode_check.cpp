@@ -373,8 +373,8 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
             MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE, where << "no reducer for " << hk << " kernel heads");
         // spread = 1 when the launch is narrow (at most 2 CTAs per SM of 4 units each: a few
         // long-split tiles, e.g. one request of 32K-1M tokens): the table then gives the wide
-        // reducer, one unit per CTA of 16 warps; with many tiles, mla_reduce_bf16's 4 units per
-        // CTA, one warp each, keeps the CTAs small (mla_reduce.csv).
+        // reducer, one unit per CTA of 16 warps; with many tiles, the whole-tile reducer (a CTA
+        // per SM at most, each reducing its split tiles with all its warps; mla_reduce.csv).
         const bool spread = int64_t(sz.reduce_indptr_len - 1) * m <= 2 * int64_t(sz.num_clusters);
         const mla_context::LaunchRow rr = context_row_cached(ctx, (uint64_t(2) << 40) | uint64_t(spread), "mla_reduce", [&] {
             return std::map<std::string, std::string>{{"kind", "reduce"}, {"outType", "bf16"}, {"spread", spread ? "1" : "0"}};
@@ -397,7 +397,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
             if (d.reduce_row->knl_name == x.kernel) c = &x;
         const auto where_row = [&] { return d.reduce_row->file + ":" + std::to_string(d.reduce_row->line) + ": "; };
         MLA_CHECK(c, MLA_ERROR_TABLE, where_row() << "no launch contract for reducer kernel " << d.reduce_row->knl_name
-                                                  << " (reduce_params.h: mla_reduce_bf16, mla_reduce_wide_bf16)");
+                                                  << " (reduce_params.h: mla_reduce_bf16, mla_reduce_wide_bf16, mla_reduce_tiles_bf16)");
         MLA_CHECK(upc == c->units_per_cta && d.reduce_threads >= c->min_threads && d.reduce_threads <= c->max_threads &&
                       d.reduce_threads % 128 == 0,
                   MLA_ERROR_TABLE,

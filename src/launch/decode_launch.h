@@ -20,8 +20,8 @@ struct DecodeLaunch {
     unsigned grid = 0;          // num_clusters
     unsigned threads = 0;       // launch_threads of the decode row
     unsigned smem = 0;          // launch_smem of the decode row
-    unsigned reduce_grid = 0;   // planned tiles (grid x)
-    unsigned reduce_grid_y = 1; // CTAs per tile (grid y): M rows x 4 column quarters / units_per_cta
+    unsigned reduce_grid = 0;   // grid x: planned tiles, or min(tiles, SMs) for whole-tile reducers
+    unsigned reduce_grid_y = 1; // grid y: CTAs per tile (M rows x 4 column quarters / units_per_cta), or 1
     unsigned reduce_threads = 0;
     bool decode_programmatic = false;  // mla_decode.csv launch_pdl: programmatic dependent launch
     bool reduce_programmatic = false;  // mla_reduce.csv launch_pdl: programmatic dependent launch

@@ -51,12 +51,17 @@ std::string describe(const Spec& s) {
     return buf;
 }
 
+int row_tile(const Spec& s);
+
 // Runs one problem; `bad_page` >= 0 corrupts that page index (expects error flag bit 1).
 // A round-robin shard (cp_shard) is compared with the CPU reference of the shard (the
 // reference masks on global positions when cp_world > 1). need_split: the plan must have split
 // tiles (the reducer writes part of out). fp32 out (spec.out_dtype) is compared unrounded, with
 // the same tolerances, and must hold values no bf16 can (else the kernels wrote bf16 values).
-CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1, bool need_split = false) {
+// need_whole_tiles: the launch rule must pick mla_reduce.csv's spread-0 row (the whole-tile
+// reducer: tiles x M > 2 x clusters, src/launch/decode_check.cpp).
+CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1, bool need_split = false,
+                       bool need_whole_tiles = false) {
     CaseResult cr;
     const Spec& s = p.spec;
     std::set<int> poisoned_reqs;
@@ -96,6 +101,11 @@ CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1, bool need
         cr.msg = "the plan has no split tiles (the case must exercise the reducer)";
         return cr;
     }
+    if (need_whole_tiles &&
+        (run.sizes.reduce_indptr_len - 1) * int64_t(row_tile(s)) <= 2 * int64_t(run.sizes.num_clusters)) {
+        cr.msg = "the launch rule picks the wide reducer (the case must exercise the whole-tile one)";
+        return cr;
+    }
     long not_bf16 = 0;  // fp32 out: values that bf16 cannot represent
     if (s.out_dtype == MLA_DTYPE_FP32) {
         for (float v : out)
@@ -129,8 +139,9 @@ CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1, bool need
     return cr;
 }
 
-CaseResult run_case(mla_context* ctx, const Spec& s, int bad_page = -1, bool need_split = false) {
-    return run_problem(ctx, make_problem(s), bad_page, need_split);
+CaseResult run_case(mla_context* ctx, const Spec& s, int bad_page = -1, bool need_split = false,
+                    bool need_whole_tiles = false) {
+    return run_problem(ctx, make_problem(s), bad_page, need_split, need_whole_tiles);
 }
 
 int row_tile(const Spec& s) {
@@ -264,7 +275,9 @@ int main(int argc, char** argv) {
     // The whole-tile reducer (mla_reduce_tiles_bf16: more tiles than 2 x SMs / M): one long
     // request among short ones (about 110 fragments at 64 heads: its chunks of 32; about 60 with
     // tiles of 4 MTP rows, ragged), 128 heads (64 kernel heads, 2 head groups), requests with no
-    // KV, and more tiles than SMs (each CTA loops over its tiles). Every case must split.
+    // KV, more tiles than SMs (each CTA loops over its tiles), and 128 requests of 4500 tokens,
+    // each tile split, request 127's too (the search's last candidate, whose upper bound it loads
+    // apart). Every case must split and take the whole-tile reducer.
     {
         struct R {
             int heads, qlen, batch, kv_len, long_first, ps;
@@ -273,8 +286,8 @@ int main(int argc, char** argv) {
         };
         const R rs[] = {{64, 1, 5, 300, 30, 16, false, false, 0},   {16, 4, 80, 700, 80, 64, false, true, 0},
                         {128, 1, 20, 2100, 1, 64, false, false, 0}, {16, 1, 40, 2000, 1, 64, true, false, 0.2},
-                        {16, 2, 300, 500, 1, 64, true, false, 0}};
-        for (int ri = 0; ri < 5; ++ri) {
+                        {16, 2, 300, 500, 1, 64, true, false, 0},   {16, 1, 128, 4500, 1, 64, false, false, 0}};
+        for (int ri = 0; ri < 6; ++ri) {
             if (quick && ri >= 2) continue;
             const R& x = rs[ri];
             Spec s;
@@ -290,7 +303,7 @@ int main(int argc, char** argv) {
             s.causal = true;
             s.lse = true;
             s.seed = 3200 + ri;
-            report(s, run_case(ctx, s, -1, /*need_split=*/true), "tile reducer ");
+            report(s, run_case(ctx, s, -1, /*need_split=*/true, /*need_whole_tiles=*/true), "tile reducer ");
         }
     }
     // Round-robin context parallel (cprr rows, causal only): rank r of W's shard of a whole

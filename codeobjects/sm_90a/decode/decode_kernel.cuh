@@ -521,7 +521,8 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
 }  // namespace mla_dec
 
 // Defines the extern "C" kernel mla_decode_<QN>_<KVN>_m<M>; like the wgmma kernels it first
-// waits for the grids ahead of it (griddepcontrol.wait), so launch_pdl 1 is safe on its rows too.
+// waits for the grids ahead of it (griddepcontrol.wait), so launch_pdl 1 is safe on its rows too,
+// and it does not trigger its dependents early (decode_wgmma.cuh says why that matters).
 #define MLA_DECODE_KERNEL(QN, KVN, Q8, KV8, M)                                                   \
     extern "C" __global__ void __launch_bounds__(mla_dec::Cfg<M, KV8>::THREADS, 1)                \
         mla_decode_##QN##_##KVN##_m##M(const __grid_constant__ mla_decode_params p) {              \

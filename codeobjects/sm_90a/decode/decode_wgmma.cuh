@@ -224,7 +224,9 @@ __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, c
 // ahead of it in the stream (griddepcontrol.wait; at once after a plain launch), so it may be
 // launched as a programmatic dependent launch (mla_decode.csv launch_pdl 1): its CTAs become
 // resident while the kernel ahead finishes, and read nothing before that kernel's writes are
-// visible.
+// visible. No decode kernel triggers its dependents early (griddepcontrol.launch_dependents):
+// the whole-tile reducer (reduce/mla_reduce.cu) reads the plan before its own wait, which is safe
+// only while the reducer's grid starts after every decode CTA has passed this wait.
 #define MLA_DECODE_SM90_KERNEL(NAME, ...)                                                         \
     extern "C" __global__ void __launch_bounds__(256, 1)                                          \
         NAME(const __grid_constant__ mla_decode_params p) {                                       \

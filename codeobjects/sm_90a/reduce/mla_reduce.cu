@@ -7,13 +7,14 @@
 // mla_reduce_tiles_bf16 (many tiles, units_per_cta 0 = whole tiles; defined at the end):
 // Grid: min(tiles, SMs) CTAs of 512 threads (128 registers: one per SM). CTA c checks the
 // contiguous tiles [c T / G, (c + 1) T / G) a thread each, keeps the split ones in shared memory
-// and reduces them one after the other with all its warps: warp w takes (row, head) pairs w,
-// w + 16, ...; lane k holds fragment k's partial row and lse_k (chunks of 32), and the lanes read
+// and reduces them one after the other with all its W warps: warp w takes (row, head) pairs w,
+// w + W, ...; lane k holds fragment k's partial row and lse_k (chunks of 32), and the lanes read
 // the fragments' o_k, 16 columns each, four fragments in flight. The request of a tile comes from
-// a 128-way search of qo_indptr whose last round also gives its bounds. Everything read from the
-// plan comes before griddepcontrol.wait (the decode kernel does not write it); a CTA without a
-// split tile never waits. Session 12: b = 1536 reducer 20.7 -> 8.3 µs, 128 heads 353.6 -> 336.5
-// µs end to end (docs/performance.md).
+// a 128-way search of qo_indptr whose last round also gives its bounds. The tile header, the
+// first 32 fragments' partial rows and the search are read from the plan before
+// griddepcontrol.wait (the decode kernel does not write the plan); every thread waits before the
+// grid ends. Session 12: b = 1536 reducer 20.7 -> 8.3 µs (`ncu`); end to end, same machine, 128
+// heads 353.6 -> 336.0 µs, b = 1536 891.9 -> 880.4 (docs/performance.md).
 //
 // mla_reduce_bf16 (many tiles, units_per_cta 4):
 // Grid: x = planned tile (reduce_indptr_len - 1; unsplit tiles return), y = groups of 4 units.
@@ -341,10 +342,12 @@ __device__ __forceinline__ void fragment_lse(const mla_reduce_params& p, int f0,
 // adds the fragments' o_k in KV order, 4 of them in flight, over its 16 columns (4 + 128 q + 4
 // lane, q = 0..3). lse* and the weights are mla_reduce_bf16's arithmetic: m the largest finite
 // lse_k, s = sum exp(lse_k - m) (lane k folding k, k + 32, ...; a shuffle tree), lse* = m + log s.
-// The plan's arrays (reduce_partial_map, qo_indptr) are read before wait_for_decode(): the decode
-// kernel does not write them, and they were complete before it ran (every decode CTA waits for
-// the launches before it, and this grid starts only as the last decode CTA exits); the partials
-// are read after it.
+// The first 32 fragments' reduce_partial_map entries and the request search in qo_indptr are read
+// before wait_for_decode(): the decode kernel does not write the plan, and the plan was complete
+// before it ran (every decode CTA waits for the launches before it, and none triggers its
+// dependents early, so this grid starts only as the last decode CTA exits); the partials are read
+// after it. A decode kernel that triggered early (griddepcontrol.launch_dependents before its own
+// wait) would break this.
 __device__ __forceinline__ void reduce_split_tile(const mla_reduce_params& p, int4 tile, int warp, int W, int lane) {
     constexpr int kU = 4;  // fragments in flight per lane
     const int f0 = tile.x, F = tile.y - tile.x, qs = tile.z;
@@ -456,4 +459,9 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_tiles_bf16(const __
         for (int j = 0; j < n; ++j) reduce_split_tile(p, s_tile[j], warp, W, lane);
         __syncthreads();  // s_n and s_tile are rewritten by the next round
     }
+    // Every thread waits for the decode grid before this grid can complete (it returns at once
+    // after the waits above): a kernel that waits on this grid, e.g. a programmatic launch after
+    // mla_decode_fwd, then also finds the decode's own out / lse rows complete and visible, even
+    // in a plan that splits no tile, where no thread above waited.
+    wait_for_decode();
 }
