@@ -43,6 +43,19 @@
 #include "common/lse_math.cuh"
 #include "reduce/reduce_params.h"
 
+// Measurement hooks of mla_reduce_tiles_bf16 (never set in the shipped build; variants are built
+// with scripts/variant_bench.sh build NAME codeobjects/sm_90a/reduce/mla_reduce.cu -DHOOK=1, to
+// place its time by taking differences, docs/performance.md session 12):
+// -DMLA_RTILES_NO_OUT=1 reads no partial_out (the weights and lse* as usual, o = 0);
+// -DMLA_RTILES_NO_STORE=1 stores nothing (out and lse are left as they were; the sums are still
+// computed: the store stays behind a condition that never holds, batch_size < 0).
+#ifndef MLA_RTILES_NO_OUT
+#define MLA_RTILES_NO_OUT 0
+#endif
+#ifndef MLA_RTILES_NO_STORE
+#define MLA_RTILES_NO_STORE 0
+#endif
+
 namespace {
 
 constexpr int kDV = 512;
@@ -409,7 +422,7 @@ __device__ __forceinline__ void reduce_split_tile(const mla_reduce_params& p, in
 #pragma unroll
                         for (int q = 0; q < 4; ++q) {
                             v[u][q] = make_float4(0.f, 0.f, 0.f, 0.f);
-                            if (w[u] != 0.f)
+                            if (w[u] != 0.f && !MLA_RTILES_NO_OUT)
                                 v[u][q] = __ldg(reinterpret_cast<const float4*>(p.partial_out + ru * kDV + q * 128 + 4 * lane));
                         }
                     }
@@ -421,7 +434,7 @@ __device__ __forceinline__ void reduce_split_tile(const mla_reduce_params& p, in
             }
         // row i of the tile is token t of head group g of request b (docs/plan-layout.md)
         const int64_t rel = rel0 + i;
-        if (L > 0 && rel >= 0 && rel < (int64_t)p.qk_batch_ratio * L) {
+        if (L > 0 && rel >= 0 && rel < (int64_t)p.qk_batch_ratio * L && (!MLA_RTILES_NO_STORE || p.batch_size < 0)) {
             const int g = int(rel / L), t = int(rel % L);
 #pragma unroll
             for (int q = 0; q < 4; ++q) store_token_row(p, req.qo_begin + t, g, h, q, lane, acc[q], lse);
