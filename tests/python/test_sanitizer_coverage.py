@@ -43,21 +43,26 @@ def _args(line):
     return a
 
 
+def _plan(a):
+    """The H200 host plan of `mla run` flags `a` (_args), as mla run plans (head-group-major),
+    with every request at --kv-len tokens and request 0 at --long-first times that."""
+    B, L, H, ps = a["--batch"], a["--qlen"], a["--heads"], a["--page-size"]
+    lens = [a["--kv-len"] * (a["--long-first"] if b == 0 else 1) for b in range(B)]
+    pages = [-(-n // ps) for n in lens]
+    return libmla.plan_metadata(np.arange(B + 1) * L, np.concatenate([[0], np.cumsum(pages)]),
+                                np.array([n - (p - 1) * ps for n, p in zip(lens, pages)]), H,
+                                arch="sm_90a", num_clusters=H200_SMS, page_size=ps, max_seqlen_qo=L,
+                                dtype_q=a["--dtype"], dtype_kv=a["--kv-dtype"], head_group_major=True)
+
+
 def _launched(line):
     """(decode kernel, reducer kernel or None) that `mla run LINE` launches on an H200."""
     a = _args(line)
-    B, L, H, ps = a["--batch"], a["--qlen"], a["--heads"], a["--page-size"]
-    s = libmla.shape_support(H, L, a["--dtype"], a["--kv-dtype"], arch="sm_90a", causal=True,
-                             page_size=ps, return_lse=True)
+    s = libmla.shape_support(a["--heads"], a["--qlen"], a["--dtype"], a["--kv-dtype"], arch="sm_90a",
+                             causal=True, page_size=a["--page-size"], return_lse=True)
     assert s.supported, line
     m = int(s.asm_kernel.rsplit("_m", 1)[1])  # the row tile M (the table's Gqa)
-    pages = -(-a["--kv-len"] // ps)
-    plan = libmla.plan_metadata(np.arange(B + 1) * L, np.arange(B + 1) * pages,
-                                np.full(B, a["--kv-len"] - (pages - 1) * ps), H, arch="sm_90a",
-                                num_clusters=H200_SMS, page_size=ps, max_seqlen_qo=L,
-                                dtype_q=a["--dtype"], dtype_kv=a["--kv-dtype"],
-                                head_group_major=True)
-    info = plan.info
+    info = _plan(a).info
     if info.partial_rows <= 0 or info.reduce_indptr_len <= 1:
         return s.asm_kernel, None
     spread = (info.reduce_indptr_len - 1) * m <= 2 * info.num_clusters
@@ -86,11 +91,7 @@ def test_a_memcheck_run_reduces_a_tile_of_more_than_32_fragments():
     line = "--batch 5 --kv-len 300 --heads 64 --page-size 16 --long-first 30"
     assert line in list(_runs())
     assert _launched(line)[1] == "mla_reduce_tiles_bf16"
-    ps, lens = 16, [9000, 300, 300, 300, 300]
-    pages = [-(-n // ps) for n in lens]
-    plan = libmla.plan_metadata(np.arange(6), np.concatenate([[0], np.cumsum(pages)]),
-                                np.array([n - (p - 1) * ps for n, p in zip(lens, pages)]), 64,
-                                arch="sm_90a", num_clusters=H200_SMS, page_size=ps, max_seqlen_qo=1)
+    plan = _plan(_args(line))  # 9000 tokens, then four of 300
     ri = np.asarray(plan.reduce_indptr)[:plan.info.reduce_indptr_len]
     assert np.diff(ri).max() > 32
 
