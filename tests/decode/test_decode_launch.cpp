@@ -777,16 +777,16 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         const bool kv8 = f[1] == "fp8";
         INFO(line);
         // every row names a wgmma kernel: mla_decode_qm_* (decode_qm.cuh), mla_decode_ra_*
-        // (decode_ra.cuh: fp8 Q and KV, 16-row tiles) or mla_decode_wg_* (decode_wgmma.cuh), with
+        // (decode_ra.cuh: fp8 KV with fp8 or bf16 Q, 16-row tiles) or mla_decode_wg_* (decode_wgmma.cuh), with
         // that family's launch values; the mma.sync family stays built as the fallback and is
         // checked by the launch code if a row names it
         const bool qm = f[11].rfind("mla_decode_qm_", 0) == 0;
-        const bool ra = f[0] == "fp8" && f[1] == "fp8" && m == 16;
+        const bool ra = f[1] == "fp8" && m == 16;
         CHECK((ra || f[11].rfind("mla_decode_ra_", 0) != 0));
         const std::string fam = qm ? "mla_decode_qm_" : ra ? "mla_decode_ra_" : "mla_decode_wg_";
         CHECK(std::stoi(f[9]) == (qm ? mla_decode_qm_threads() : ra ? mla_decode_ra_threads() : mla_decode_wg_threads()));
         CHECK(std::stoi(f[10]) == (qm   ? mla_decode_qm_smem_bytes(kv8)
-                                   : ra ? mla_decode_ra_smem_bytes(m)
+                                   : ra ? mla_decode_ra_smem_bytes(m, f[0] == "fp8")
                                         : mla_decode_wg_smem_bytes(m, kv8)));
         CHECK(std::stoi(f[10]) <= 227 * 1024);
         CHECK(f[11] == fam + f[0] + "_" + f[1] + "_m" + f[2]);

@@ -14,7 +14,7 @@
 // Tolerances (docs/kernels.md): FlashMLA's for every dtype pair (out abs 8e-4 or rel 1.6%, LSE
 // abs 1e-6 or rel 1.2e-4; tolerance_for): fp8 inputs are widened exactly, so fp8 cases differ
 // from the reference (fed the same fp8 codes) only as bf16 cases do, except that fp8 Q with fp8
-// KV at up to 16 rows (mla_decode_ra_*) sums S on the fp8 tensor cores: LSE abs floor 2e-4.
+// KV at up to 16 rows (mla_decode_ra_fp8_*) sums S on the fp8 tensor cores: LSE abs floor 2e-4.
 // fp32 out (out_dtype, the context-parallel partials): 6 cases, every dtype pair, the reducer
 // writing fp32 (split tiles required), 128 heads, a cprr shard; run in --quick too.
 // Usage: gpu_decode_test [--quick] [--verbose]
@@ -360,6 +360,21 @@ int main(int argc, char** argv) {
         s.ragged_q = qlen > 1 && !split;
         return s;
     };
+    // bf16 Q far from [-1, 1] with fp8 KV at 16 heads: the register-A bf16-Q kernel stages Q as
+    // f16 times 2^k, k from the work's max |Q| (decode_ra.cuh), and scales the scores back
+    {
+        const float mults[] = {0x1p-40f, 0x1p-9f, 300.f, 3.0e4f};
+        int mi = 0;
+        for (const float qm : mults) {
+            Spec s = listed_spec(1, 16, 1 + mi % 2, 3, 900, 64, mi == 3);
+            s.q_mult = qm;
+            s.lse = true;
+            s.seed = 6000 + mi++;
+            char tag[48];
+            std::snprintf(tag, sizeof tag, "q x %g ", double(qm));
+            report(s, run_case(ctx, s, -1, mi == 4), tag);
+        }
+    }
     // fp32 out (mla_decode_args.out_dtype = MLA_DTYPE_FP32, what context-parallel ranks hand to
     // the merge): every dtype pair and row-tile family, a plan with split tiles (the reducer
     // writes fp32), 128 heads (folded, split), a round-robin shard; all in --quick too.

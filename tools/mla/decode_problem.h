@@ -106,6 +106,8 @@ struct Spec {
     float softmax_scale = deepseek_v3_softmax_scale();
     uint64_t seed = 1;
     bool fast_fill = false;   // KV values tiled from a 64K-element random block (benchmarks)
+    float q_mult = 1;         // bf16 Q values (in [-1, 1]) times this: the magnitudes a kernel
+                              // that rescales Q (the register-A bf16-Q kernel) must handle
     // mla_decode_args.out_dtype: MLA_DTYPE_BF16, or MLA_DTYPE_FP32 (out written as floats, as
     // context-parallel ranks do; DeviceRun::fetch copies them back unrounded)
     mla_dtype out_dtype = MLA_DTYPE_BF16;
@@ -186,7 +188,7 @@ inline Problem make_problem(const Spec& s) {
     auto val = [&](bool f8) {
         float x = fn();
         if (f8) return float(f32_to_e4m3(x * 4.0f));  // code, stored below
-        return std::max(-1.f, std::min(1.f, x / 10.f));
+        return std::max(-1.f, std::min(1.f, x / 10.f)) * s.q_mult;
     };
     const size_t nq = size_t(p.total_q) * s.heads * 576;
     p.q.resize(nq * p.q_esize());
@@ -556,7 +558,7 @@ inline Tolerance tolerance_for(const Spec& s) {
     Tolerance t;
     const mla_decode_shape sh = sm90_shape_of(s);
     mla_decode_support o = MLA_DECODE_SUPPORT_INIT;
-    if (mla_decode_shape_support(&sh, &o) == MLA_SUCCESS && std::strncmp(o.asm_kernel, "mla_decode_ra_", 14) == 0)
+    if (mla_decode_shape_support(&sh, &o) == MLA_SUCCESS && std::strncmp(o.asm_kernel, "mla_decode_ra_fp8_", 18) == 0)
         t.lse_abs = 2e-4;
     return t;
 }

@@ -117,8 +117,8 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
 #define MLA_DECODE_RA_SLOTS 5
 #endif
 static inline constexpr int mla_decode_ra_threads() { return 256; }
-static inline constexpr int mla_decode_ra_smem_bytes(int m) {
-    return 5 * m * 128 + MLA_DECODE_RA_SLOTS * 64 * 576 + 2 * m * 128 + 2 * 16 * m + MLA_DECODE_RA_SLOTS * 64 * 4 +
+static inline constexpr int mla_decode_ra_smem_bytes(int m, bool q_fp8) {
+    return (q_fp8 ? 5 : 9) * m * 128 + MLA_DECODE_RA_SLOTS * 64 * 576 + 2 * m * 128 + 2 * 16 * m + MLA_DECODE_RA_SLOTS * 64 * 4 +
            2 * 2 * 4 * m + MLA_DECODE_RA_SLOTS * 8;
 }
 /* qm kernels (mla_decode_qm_<q>_<kv>_m<M>, decode_qm.cuh; M = 32 or 64): the query rows are the

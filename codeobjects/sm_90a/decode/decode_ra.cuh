@@ -42,18 +42,18 @@ constexpr int kSlots = MLA_DECODE_RA_SLOTS;  // ring of raw fp8 tiles (decode_pa
 #endif
 
 
-template <int N>
+template <int N, bool Q8>
 struct CfgRA {
     static_assert(N == 16, "the register-A kernel is built for 16-row tiles");
-    static constexpr int OFF_Q = 0;                             // Q fp8, 5 swizzled 128-column blocks
-    static constexpr int OFF_KV = 5 * N * 128;                  // [kSlots] raw fp8 tiles
+    static constexpr int OFF_Q = 0;                             // Q: fp8 5, f16 9 swizzled 128-byte blocks
+    static constexpr int OFF_KV = (Q8 ? 5 : 9) * N * 128;       // [kSlots] raw fp8 tiles
     static constexpr int OFF_P = OFF_KV + kSlots * kRaw8;       // [warpgroup] P^T [N][64] f16
     static constexpr int OFF_RED = OFF_P + 2 * N * 128;         // [warpgroup][4][N] maxima / sums
     static constexpr int OFF_TOK = OFF_RED + 2 * 16 * N;        // [kSlots][64] token flags
     static constexpr int OFF_MRG = OFF_TOK + kSlots * kTN * 4;  // [warpgroup][m | l][N]
     static constexpr int OFF_BAR = OFF_MRG + 2 * 2 * 4 * N;     // [kSlots] mbarriers ("full")
     static constexpr int SMEM = OFF_BAR + kSlots * 8;
-    static_assert(SMEM == mla_decode_ra_smem_bytes(N), "smem layout and formula disagree");
+    static_assert(SMEM == mla_decode_ra_smem_bytes(N, Q8), "smem layout and formula disagree");
     static_assert(N * kOPitch * 4 <= kSlots * kRaw8, "output staging does not fit the ring");
     static_assert(OFF_KV % 1024 == 0 && OFF_P % 1024 == 0 && OFF_BAR % 8 == 0, "alignment");
 };
@@ -116,6 +116,17 @@ __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t x) {
     return uint32_t(h.x) | (uint32_t(h.y) << 16);
 }
 
+// 16 e4m3 bytes (one 16-byte chunk of a token row) -> 8 f16x2 registers, exactly; f[i] = bytes
+// 2 i, 2 i + 1.
+__device__ __forceinline__ void chunk_to_f16(const uint4 x, uint32_t (&f)[8]) {
+    const uint32_t w[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        f[2 * i] = e4m3x2_to_f16x2(w[i]);
+        f[2 * i + 1] = e4m3x2_to_f16x2(w[i] >> 16);
+    }
+}
+
 // V^T fragments of one 16-token k-step: x0, x1 = this thread's dims 16 G .. 16 G + 15 of tokens
 // t and t + 1 (t = 16 kt + 2 q), x8, x9 of tokens t + 8, t + 9. a[mb] = the 4 f16x2 registers of
 // m-block mb: rows (dims 16 G + 2 mb, + 1) x tokens (t, t + 1), then (t + 8, t + 9).
@@ -156,9 +167,57 @@ __device__ __forceinline__ void load_q_perm(const mla_decode_params& p, const ml
     }
 }
 
+// Work w's bf16 Q rows -> shared memory at off_q as f16 scaled by 2^k, in the permuted K-major
+// order of the f16 S^T fragments (file comment), 128-byte swizzle; rows past w.nrows are zero.
+// k is the work's exponent (max |Q| 2^k < 2^15, so every bf16 value of at least 2^-17 after
+// scaling converts exactly: f16 has 3 more mantissa bits; smaller ones lose bits below 2^-32 of
+// the work's max |Q|). Returns 2^-k, the factor the scores are scaled back by. All 256 threads;
+// `scratch` holds 8 floats (free at the call). Ends with a __syncthreads (for the scratch).
 template <int N>
+__device__ __forceinline__ float load_q_perm_f16(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
+                                                 uint32_t off_q, float* scratch, int tid) {
+    constexpr int kPairs = N * (kD / 2), kPer = kPairs / 256;  // bf16 pairs of the tile, per thread
+    static_assert(kPairs % 256 == 0, "Q pairs per thread");
+    uint32_t v[kPer];
+    uint32_t mx = 0;  // max |Q| as bits (non-negative floats order as their bits)
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+        const int c = tid + 256 * u, row = c / (kD / 2), L = c - row * (kD / 2);
+        // logical pair L: k-step s = L / 8, word wp = L % 8 (q = wp % 4, j = wp / 4) = the row's
+        // pair 8 (4 (s / 4) + q) + 2 (s % 4) + j
+        const int s = L >> 3, qq = L & 3, j = (L >> 2) & 1;
+        const int phys = 8 * (4 * (s >> 2) + qq) + 2 * (s & 3) + j;
+        v[u] = row < w.nrows ? *reinterpret_cast<const uint32_t*>(q_row<false>(p, w, row) + 4 * phys) : 0u;
+        mx = max(mx, max((v[u] << 16) & 0x7fffffffu, v[u] & 0x7fff0000u));
+    }
+    mx = __reduce_max_sync(0xffffffffu, mx);
+    if ((tid & 31) == 0) reinterpret_cast<uint32_t*>(scratch)[tid >> 5] = mx;
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < 8; ++i) mx = max(mx, reinterpret_cast<const uint32_t*>(scratch)[i]);
+    const float qmax = __uint_as_float(mx);
+    int k = 0;
+    if (qmax > 0.f && qmax <= 3.0e38f) {
+        int e;
+        frexpf(qmax, &e);  // qmax < 2^e
+        k = min(15 - e, 126);
+    }
+    const float up = ldexpf(1.f, k);
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+        const int c = tid + 256 * u, row = c / (kD / 2), L = c - row * (kD / 2);
+        const __half2 h = __floats2half2_rn(__uint_as_float(v[u] << 16) * up, __uint_as_float(v[u] & 0xffff0000u) * up);
+        const int col = 4 * L, kb = col >> 7, within = col & 127;
+        *reinterpret_cast<__half2*>(smem + off_q + kb * N * 128 + row * 128 + ((((within >> 4) ^ (row & 7))) << 4) +
+                                    (within & 15)) = h;
+    }
+    __syncthreads();  // every thread has read the scratch
+    return ldexpf(1.f, -k);
+}
+
+template <int N, bool Q8>
 __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char* smem) {
-    using C = CfgRA<N>;
+    using C = CfgRA<N, Q8>;
     constexpr int NQ = N, NR = NQ / 2, NI = NQ / 4, NA = MLA_RA_SCHAINS;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
     const int wt = tid & 127, q = lane & 3;
@@ -198,7 +257,11 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
         __syncthreads();  // the previous work's epilogue is done with shared memory (mbarrier init)
         fence_proxy_async();  // earlier generic accesses of the ring before the bulk copies
         for (int t = wg; t < kSlots && t < n_tiles; t += 2) issue(t);
-        load_q_perm<N>(p, w, smem, C::OFF_Q, tid);
+        float sl2w = sl2;
+        if constexpr (Q8)
+            load_q_perm<N>(p, w, smem, C::OFF_Q, tid);
+        else
+            sl2w = sl2 * load_q_perm_f16<N>(p, w, smem, C::OFF_Q, reinterpret_cast<float*>(smem + C::OFF_RED), tid);
         fence_proxy_async();
         __syncthreads();  // Q visible to both warpgroups' MMAs
 
@@ -212,33 +275,70 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
             const char* kt = smem + C::OFF_KV + sl * kRaw8;
             const int* tok = tok_all + sl * kTN;
             if (!(MLA_WG_ABLATE & 4)) {
-                // ---- S^T = K . Q^T: 18 fp8 k-steps in NA independent accumulator chains ----
-                uint4 ka[9], kb[9];
-#pragma unroll
-                for (int c = 0; c < 9; ++c) {
-                    ka[c] = *reinterpret_cast<const uint4*>(kt + r0 * kD + 16 * (4 * c + q));
-                    kb[c] = *reinterpret_cast<const uint4*>(kt + (r0 + 8) * kD + 16 * (4 * c + q));
-                }
                 float sa[NA][NR];
+                if constexpr (Q8) {
+                    // ---- S^T = K . Q^T: 18 fp8 k-steps in NA independent accumulator chains ----
+                    uint4 ka[9], kb[9];
 #pragma unroll
-                for (int a = 0; a < NA; ++a)
+                    for (int c = 0; c < 9; ++c) {
+                        ka[c] = *reinterpret_cast<const uint4*>(kt + r0 * kD + 16 * (4 * c + q));
+                        kb[c] = *reinterpret_cast<const uint4*>(kt + (r0 + 8) * kD + 16 * (4 * c + q));
+                    }
 #pragma unroll
-                    for (int e = 0; e < NR; ++e) sa[a][e] = 0.f;
+                    for (int a = 0; a < NA; ++a)
 #pragma unroll
-                for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
-                wg_fence();
+                        for (int e = 0; e < NR; ++e) sa[a][e] = 0.f;
 #pragma unroll
-                for (int s = 0; s < ((MLA_WG_ABLATE & 2) ? 0 : kD / 32); ++s) {
-                    const uint4 x = ka[s >> 1], y = kb[s >> 1];
-                    const bool e = s & 1;
-                    wgmma_n16_e4m3_ra(sa[s % NA], e ? x.z : x.x, e ? y.z : y.x, e ? x.w : x.y, e ? y.w : y.y,
-                                      dQ + uint64_t(((s >> 2) * N * 128 + (s & 3) * 32) >> 4), s >= NA);
+                    for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
+                    wg_fence();
+#pragma unroll
+                    for (int s = 0; s < ((MLA_WG_ABLATE & 2) ? 0 : kD / 32); ++s) {
+                        const uint4 x = ka[s >> 1], y = kb[s >> 1];
+                        const bool e = s & 1;
+                        wgmma_n16_e4m3_ra(sa[s % NA], e ? x.z : x.x, e ? y.z : y.x, e ? x.w : x.y, e ? y.w : y.y,
+                                          dQ + uint64_t(((s >> 2) * N * 128 + (s & 3) * 32) >> 4), s >= NA);
+                    }
+                } else {
+                    // ---- S^T = K . Q^T: 36 f16 k-steps; chunk c (16 dims of tokens r0, r0 + 8) is
+                    // widened exactly to f16 and feeds k-steps 4 c .. 4 c + 3 (pair 2 s' + j of the
+                    // chunk is k-step 4 c + s', columns 2 q + 8 j, + 1). Fragments double-buffered:
+                    // chunk c waits for chunk c - 2's wgmmas before reusing their registers. ----
+#pragma unroll
+                    for (int a = 0; a < NA; ++a)
+#pragma unroll
+                        for (int e = 0; e < NR; ++e) sa[a][e] = 0.f;
+#pragma unroll
+                    for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
+                    wg_fence();
+                    uint32_t fa[2][8], fb[2][8];
+                    uint4 ra = *reinterpret_cast<const uint4*>(kt + r0 * kD + 16 * q);
+                    uint4 rb = *reinterpret_cast<const uint4*>(kt + (r0 + 8) * kD + 16 * q);
+#pragma unroll
+                    for (int c = 0; c < ((MLA_WG_ABLATE & 2) ? 0 : 9); ++c) {
+                        const uint4 xa = ra, xb = rb;
+                        if (c + 1 < 9) {
+                            ra = *reinterpret_cast<const uint4*>(kt + r0 * kD + 16 * (4 * (c + 1) + q));
+                            rb = *reinterpret_cast<const uint4*>(kt + (r0 + 8) * kD + 16 * (4 * (c + 1) + q));
+                        }
+                        if (c >= 2) wg_wait1();
+                        chunk_to_f16(xa, fa[c & 1]);
+                        chunk_to_f16(xb, fb[c & 1]);
+                        wg_fence();
+#pragma unroll
+                        for (int sp = 0; sp < 4; ++sp) {
+                            const int st = 4 * c + sp;
+                            const uint32_t a[4] = {fa[c & 1][2 * sp], fb[c & 1][2 * sp], fa[c & 1][2 * sp + 1],
+                                                   fb[c & 1][2 * sp + 1]};
+                            wgmma_n16_f16_ra(sa[st % NA], a, dQ + uint64_t(((st >> 2) * N * 128 + (st & 3) * 32) >> 4));
+                        }
+                        wg_commit();
+                    }
                 }
                 float sv[NR];
                 wait_sum_chains(sa, sv);
 
                 float alpha[NI];
-                tile_softmax<NQ, true>(smem, p_off, red, tok, w.tok_begin + tile * kTN, lim, sl2, sv, m_run, l_run,
+                tile_softmax<NQ, true>(smem, p_off, red, tok, w.tok_begin + tile * kTN, lim, sl2w, sv, m_run, l_run,
                                        alpha, 1 + wg);
 
                 // ---- O^T = O^T * alpha + V^T . P^T: per 16-token step, 8 m-blocks from registers ----
@@ -291,5 +391,5 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
 }  // namespace mla_ra
 
 // Defines the extern "C" kernel mla_decode_ra_<QN>_<KVN>_m<M>.
-#define MLA_DECODE_RA_KERNEL(QN, KVN, M) \
-    MLA_DECODE_SM90_KERNEL(mla_decode_ra_##QN##_##KVN##_m##M, mla_ra::decode_ra_body<M>)
+#define MLA_DECODE_RA_KERNEL(QN, KVN, Q8, M) \
+    MLA_DECODE_SM90_KERNEL(mla_decode_ra_##QN##_##KVN##_m##M, mla_ra::decode_ra_body<M, Q8>)

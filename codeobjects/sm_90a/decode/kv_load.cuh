@@ -6,6 +6,11 @@
 // exact fp8 -> bf16 widening of a raw tile. Shared-memory layout: decode_wgmma.cuh; measurements:
 // docs/kernels.md, docs/performance.md.
 #pragma once
+// KV loads with the L2 eviction priority evict_first (createpolicy + .L2::cache_hint on the TMA
+// boxes and bulk copies): measurement hook, off by default.
+#ifndef MLA_KV_EVICT_FIRST
+#define MLA_KV_EVICT_FIRST 0
+#endif
 #include "decode/wg_common.cuh"
 
 namespace mla_wg {
@@ -31,14 +36,31 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
 // `bytes` (a multiple of 16) from global src to shared dst by the bulk-copy engine, completing
 // on mbarrier bar.
 __device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, int bytes, uint32_t bar) {
+#if MLA_KV_EVICT_FIRST
+    asm volatile(
+        "{\n.reg .b64 pol;\ncreatepolicy.fractional.L2::evict_first.b64 pol, 1.0;\n"
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], pol;\n}\n" ::"r"(dst),
+        "l"(src), "r"(bytes), "r"(bar)
+        : "memory");
+#else
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
                  "l"(src), "r"(bytes), "r"(bar)
                  : "memory");
+#endif
 }
 
 // One box of a 3-D TMA tensor map (cuTensorMapEncodeTiled, passed in the __grid_constant__ params)
 // at element coordinates (c0, c1, c2) to shared dst, completing on mbarrier bar.
 __device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* tmap, int c0, int c1, int c2, uint32_t bar) {
+#if MLA_KV_EVICT_FIRST
+    asm volatile(
+        "{\n.reg .b64 pol;\ncreatepolicy.fractional.L2::evict_first.b64 pol, 1.0;\n"
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], pol;\n}\n" ::"r"(
+            dst),
+        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
+    return;
+#endif
     asm volatile(
         "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
             dst),

@@ -1,0 +1,5 @@
+// mla_decode_ra_bf16_fp8.cu - sm_90a MLA decode kernel on wgmma with register-sourced A, Q bf16 / KV
+// fp8, row tile M = 16 (mla_decode_ra_bf16_fp8_m16). Body: decode_ra.cuh; table: mla_decode.csv.
+#include "decode/decode_ra.cuh"
+
+MLA_DECODE_RA_KERNEL(bf16, fp8, false, 16)
