@@ -15,6 +15,8 @@
 // abs 1e-6 or rel 1.2e-4; tolerance_for): fp8 inputs are widened exactly, so fp8 cases differ
 // from the reference (fed the same fp8 codes) only as bf16 cases do, except that fp8 Q with fp8
 // KV at up to 16 rows (mla_decode_ra_fp8_*) sums S on the fp8 tensor cores: LSE abs floor 2e-4.
+// bf16 Q times 2^-40 .. 2^20 with fp8 KV on 16-row tiles (6 cases, each checked to route to the
+// register-A bf16-Q kernel: its per-work f16 exponent, k > 0 and k < 0, MTP, splits).
 // fp32 out (out_dtype, the context-parallel partials): 6 cases, every dtype pair, the reducer
 // writing fp32 (split tiles required), 128 heads, a cprr shard; run in --quick too.
 // Usage: gpu_decode_test [--quick] [--verbose]
@@ -360,19 +362,39 @@ int main(int argc, char** argv) {
         s.ragged_q = qlen > 1 && !split;
         return s;
     };
-    // bf16 Q far from [-1, 1] with fp8 KV at 16 heads: the register-A bf16-Q kernel stages Q as
-    // f16 times 2^k, k from the work's max |Q| (decode_ra.cuh), and scales the scores back
+    // bf16 Q far from [-1, 1] with fp8 KV on 16-row tiles: the register-A bf16-Q kernel stages Q
+    // as f16 times 2^k, k from the work's max |Q| (decode_ra.cuh), and scales the scores back.
+    // k > 0 (small Q), k < 0 (max |Q| >= 2^15, which f16 could not hold unscaled), MTP rows, a
+    // split plan; each case must route to that kernel.
     {
-        const float mults[] = {0x1p-40f, 0x1p-9f, 300.f, 3.0e4f};
-        int mi = 0;
-        for (const float qm : mults) {
-            Spec s = listed_spec(1, 16, 1 + mi % 2, 3, 900, 64, mi == 3);
-            s.q_mult = qm;
+        struct QM {
+            float mult;
+            int heads, qlen;
+            bool split;
+        };
+        const QM qms[] = {
+            {0x1p-40f, 16, 1, false}, {0x1p-9f, 8, 2, false}, {300.f, 16, 1, false},
+            {0x1p18f, 16, 1, false},  {3.0e4f, 8, 2, true},   {0x1p20f, 4, 4, true},
+        };
+        int qi = 0;
+        for (const QM& x : qms) {
+            Spec s = listed_spec(1, x.heads, x.qlen, 3, 900, 64, x.split);
+            s.q_mult = x.mult;
             s.lse = true;
-            s.seed = 6000 + mi++;
+            s.seed = 6000 + qi++;
             char tag[48];
-            std::snprintf(tag, sizeof tag, "q x %g ", double(qm));
-            report(s, run_case(ctx, s, -1, mi == 4), tag);
+            std::snprintf(tag, sizeof tag, "q x %g ", double(x.mult));
+            const mla_decode_shape sh = sm90_shape_of(s);
+            mla_decode_support o = MLA_DECODE_SUPPORT_INIT;
+            CaseResult r;
+            if (mla_decode_shape_support(&sh, &o) != MLA_SUCCESS ||
+                std::strcmp(o.asm_kernel, "mla_decode_ra_bf16_fp8_m16") != 0) {
+                r.ok = false;
+                r.msg = std::string("routed to ") + o.asm_kernel + ", not mla_decode_ra_bf16_fp8_m16";
+            } else {
+                r = run_case(ctx, s, -1, x.split);
+            }
+            report(s, r, tag);
         }
     }
     // fp32 out (mla_decode_args.out_dtype = MLA_DTYPE_FP32, what context-parallel ranks hand to

@@ -188,14 +188,14 @@ inline Problem make_problem(const Spec& s) {
     auto val = [&](bool f8) {
         float x = fn();
         if (f8) return float(f32_to_e4m3(x * 4.0f));  // code, stored below
-        return std::max(-1.f, std::min(1.f, x / 10.f)) * s.q_mult;
+        return std::max(-1.f, std::min(1.f, x / 10.f));
     };
     const size_t nq = size_t(p.total_q) * s.heads * 576;
     p.q.resize(nq * p.q_esize());
     for (size_t i = 0; i < nq; ++i) {
         if (q8) p.q[i] = uint8_t(val(true));
         else {
-            const uint16_t h = f32_to_bf16(val(false));
+            const uint16_t h = f32_to_bf16(val(false) * s.q_mult);
             std::memcpy(&p.q[2 * i], &h, 2);
         }
     }
@@ -549,7 +549,7 @@ struct Tolerance {
 };
 // The tolerance a GPU result of spec s is held to against the CPU reference (docs/kernels.md,
 // "Tolerances"): FlashMLA's bf16 rule for every dtype pair, except an LSE abs floor of 2e-4 when
-// the sm_90a table routes s to the register-A kernel (mla_decode_ra_*, as
+// the sm_90a table routes s to the fp8-Q register-A kernel (mla_decode_ra_fp8_*, as
 // mla_decode_shape_support names it), which computes S = Q K^T on the fp8 tensor cores: exact
 // products, but Hopper's fp8 MMA adds them with fewer than fp32's mantissa bits (measured LSE
 // errors up to 9e-5 absolute where Q.K cancels, e.g. -0.074346 vs -0.074361, which the relative

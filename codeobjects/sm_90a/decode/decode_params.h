@@ -109,8 +109,9 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
            + 16 * m                                                         /* maxima  */
            + mla_decode_wg_stages(m, kv_fp8) * 64 * 4;                      /* flags   */
 }
-/* Register-A kernel (mla_decode_ra_fp8_fp8_m16, decode_ra.cuh): fp8 Q and KV, 16-row tiles, 2
- * ping-pong warpgroups (256 threads). Shared memory: Q (fp8, 5 swizzled 128-byte blocks per row),
+/* Register-A kernels (mla_decode_ra_<q>_fp8_m16, decode_ra.cuh): fp8 KV with fp8 or bf16 Q, 16-row
+ * tiles, 2 ping-pong warpgroups (256 threads). Shared memory: Q (fp8: 5 swizzled 128-byte blocks
+ * per row; bf16 Q staged as f16: 9),
  * a ring of MLA_DECODE_RA_SLOTS raw fp8 tiles, 2 P^T (f16), 2 exchanges, flags per slot,
  * 2 x (m, l), one mbarrier per slot. */
 #ifndef MLA_DECODE_RA_SLOTS

@@ -1,11 +1,15 @@
-// decode_ra.cuh - the sm_90a MLA decode kernel for fp8 Q and fp8 KV with 16-row tiles, on wgmma
-// with the A operand in registers ("ra"), instantiated by mla_decode_ra_fp8_fp8.cu. Design, cost
-// model and measurements: docs/kernels.md; contract (works, rows, partials): docs/plan-layout.md.
+// decode_ra.cuh - the sm_90a MLA decode kernels for fp8 KV with fp8 or bf16 Q and 16-row tiles, on
+// wgmma with the A operand in registers ("ra"), instantiated by mla_decode_ra_fp8_fp8.cu and
+// mla_decode_ra_bf16_fp8.cu. Design, cost model and measurements: docs/kernels.md; contract
+// (works, rows, partials): docs/plan-layout.md.
 //
 // Transposed formulation as in decode_wgmma.cuh (the KV tile is the MMA's M = 64 side, the 16
 // query rows its N side), but the KV tile never goes through a widened shared-memory copy:
-//   S^T [64 tokens x 16] = K [64 x 576] . Q^T   fp8 x fp8 wgmma (m64n16k32.e4m3), A = K fragments
-//                                               read from the raw fp8 tile into registers, B = Q
+//   S^T [64 tokens x 16] = K [64 x 576] . Q^T   fp8 Q: fp8 x fp8 wgmma (m64n16k32.e4m3), A = K
+//                                               fragments read from the raw fp8 tile into
+//                                               registers, B = Q; bf16 Q: f16 wgmma (m64n16k16),
+//                                               A = K fragments widened exactly in registers,
+//                                               B = Q staged as f16 times 2^k (load_q_perm_f16)
 //   O^T [512 dims x 16] += V^T [512 x 64] . P^T f16 wgmma (m64n16k16), A = V^T fragments built in
 //                                               registers (exact e4m3 -> f16), B = P^T in f16
 // Two permutations make every fragment a 16-byte shared-memory load:
@@ -13,7 +17,8 @@
 //   the thread with lane quad q holds, for its tokens r0 and r0 + 8, the 16-byte chunks 4 i + q
 //   (i < 9) of the row, and chunk (q, i) byte 8 e + 4 j + b is k-step 2 i + e, column
 //   16 j + 4 q + b. Q is staged in that order (logical 4-byte word 8 s + 4 j + q of a row = the
-//   row's word 4 (4 (s / 2) + q) + 2 (s % 2) + j).
+//   row's word 4 (4 (s / 2) + q) + 2 (s % 2) + j). bf16 Q: chunk (q, i) byte pair 2 s' + j is
+//   k-step 4 i + s', columns 2 q + 8 j and + 1 (load_q_perm_f16 stages Q in that order).
 // * The O^T rows (output dims) may be reordered as long as the epilogue undoes it: in m-block mb
 //   the thread's rows r0 and r0 + 8 are dims 16 G + 2 mb and 16 G + 2 mb + 1, G = 8 warp + lane / 4,
 //   so the thread's V fragment of a token is one 16-byte chunk (dims 16 G .. 16 G + 15); bytes of
@@ -23,7 +28,7 @@
 // (cp.async.bulk) per run of the tile's rows on one page, completing on the slot's mbarrier; the
 // warpgroup that finishes tile t refills its slot with tile t + kSlots (for the other warpgroup), so up to
 // kSlots - 1 tiles are in flight with no producer warp and no cross-warpgroup barrier.
-// fp8 arithmetic: e4m3 products are exact, but Hopper's fp8 wgmma adds them with fewer mantissa
+// fp8 arithmetic (fp8 Q): e4m3 products are exact, but Hopper's fp8 wgmma adds them with fewer mantissa
 // bits than fp32 (the LSE differs from an fp32 sum by up to ~1e-4 where Q.K cancels; the test
 // tolerance is documented in docs/kernels.md); the MLA_RA_SCHAINS accumulator chains are summed
 // in fp32. V and P enter the O MMA as f16 (V exactly, P rounded to f16: 3 more mantissa bits than
@@ -321,6 +326,16 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
             const int* tok = tok_all + sl * kTN;
             if (!(MLA_WG_ABLATE & 4)) {
                 float sa[NA][NR];
+                // the NA accumulator chains at zero, ordered before the first wgmma
+                auto start_chains = [&] {
+#pragma unroll
+                    for (int a = 0; a < NA; ++a)
+#pragma unroll
+                        for (int e = 0; e < NR; ++e) sa[a][e] = 0.f;
+#pragma unroll
+                    for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
+                    wg_fence();
+                };
                 if constexpr (Q8) {
                     // ---- S^T = K . Q^T: 18 fp8 k-steps in NA independent accumulator chains ----
                     uint4 ka[9], kb[9];
@@ -329,13 +344,7 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                         ka[c] = *reinterpret_cast<const uint4*>(kt + r0 * kD + 16 * (4 * c + q));
                         kb[c] = *reinterpret_cast<const uint4*>(kt + (r0 + 8) * kD + 16 * (4 * c + q));
                     }
-#pragma unroll
-                    for (int a = 0; a < NA; ++a)
-#pragma unroll
-                        for (int e = 0; e < NR; ++e) sa[a][e] = 0.f;
-#pragma unroll
-                    for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
-                    wg_fence();
+                    start_chains();
 #pragma unroll
                     for (int s = 0; s < ((MLA_WG_ABLATE & 2) ? 0 : kD / 32); ++s) {
                         const uint4 x = ka[s >> 1], y = kb[s >> 1];
@@ -348,13 +357,7 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                     // widened exactly to f16 and feeds k-steps 4 c .. 4 c + 3 (pair 2 s' + j of the
                     // chunk is k-step 4 c + s', columns 2 q + 8 j, + 1). Fragments double-buffered:
                     // chunk c waits for chunk c - 2's wgmmas before reusing their registers. ----
-#pragma unroll
-                    for (int a = 0; a < NA; ++a)
-#pragma unroll
-                        for (int e = 0; e < NR; ++e) sa[a][e] = 0.f;
-#pragma unroll
-                    for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
-                    wg_fence();
+                    start_chains();
                     uint32_t fa[2][8], fb[2][8];
                     uint4 ra = *reinterpret_cast<const uint4*>(kt + r0 * kD + 16 * q);
                     uint4 rb = *reinterpret_cast<const uint4*>(kt + (r0 + 8) * kD + 16 * q);

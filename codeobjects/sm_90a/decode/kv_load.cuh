@@ -59,13 +59,13 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* tmap, int 
             dst),
         "l"(reinterpret_cast<uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
         : "memory");
-    return;
-#endif
+#else
     asm volatile(
         "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
             dst),
         "l"(reinterpret_cast<uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
         : "memory");
+#endif
 }
 
 // The page id holding token j (the request's j-th token) of work w: one load from the page table
