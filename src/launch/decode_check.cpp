@@ -326,7 +326,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                              : wg_family ? mla_decode_wg_threads()
                                          : mla_decode_warps(m) * 32;
     const int want_smem = qm_family   ? mla_decode_qm_smem_bytes(kv8)
-                          : ra_family ? mla_decode_ra_smem_bytes(m, kn.rfind("mla_decode_ra_fp8_", 0) == 0)
+                          : ra_family ? mla_decode_ra_smem_bytes(m, q8)
                           : wg_family ? mla_decode_wg_smem_bytes(m, kv8)
                                       : mla_decode_smem_bytes(m, kv8);
     if (int(d.threads) != want_threads || int(d.smem) != want_smem)

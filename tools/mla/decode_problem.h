@@ -541,6 +541,13 @@ inline mla_decode_shape sm90_shape_of(const Spec& s) {
     sh.causal = s.causal ? 1 : 0;
     return sh;
 }
+// The kernel the sm_90a table routes spec s to (mla_decode_shape_support's asm_kernel), or ""
+// when the shape is unsupported.
+inline std::string sm90_kernel_of(const Spec& s) {
+    const mla_decode_shape sh = sm90_shape_of(s);
+    mla_decode_support o = MLA_DECODE_SUPPORT_INIT;
+    return mla_decode_shape_support(&sh, &o) == MLA_SUCCESS ? std::string(o.asm_kernel) : std::string();
+}
 
 // ---- comparison (FlashMLA's rule: an element passes if abs err < abs_tol OR rel err < rel_tol;
 // -inf / NaN positions must match) ----
@@ -556,10 +563,7 @@ struct Tolerance {
 // rule alone fails).
 inline Tolerance tolerance_for(const Spec& s) {
     Tolerance t;
-    const mla_decode_shape sh = sm90_shape_of(s);
-    mla_decode_support o = MLA_DECODE_SUPPORT_INIT;
-    if (mla_decode_shape_support(&sh, &o) == MLA_SUCCESS && std::strncmp(o.asm_kernel, "mla_decode_ra_fp8_", 18) == 0)
-        t.lse_abs = 2e-4;
+    if (sm90_kernel_of(s).rfind("mla_decode_ra_fp8_", 0) == 0) t.lse_abs = 2e-4;
     return t;
 }
 struct CompareResult {

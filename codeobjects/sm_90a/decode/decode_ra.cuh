@@ -158,14 +158,10 @@ __device__ __forceinline__ void v_fragments(const uint4 x0, const uint4 x1, cons
     const uint32_t hi0[4] = {x8.x, x8.y, x8.z, x8.w}, hi1[4] = {x9.x, x9.y, x9.z, x9.w};
 #pragma unroll
     for (int wd = 0; wd < 4; ++wd) {
-        // bytes (dim 4 wd + c of token t, of token t + 1) for c = 0, 1 and c = 2, 3
-        const uint32_t l01 = prmt(lo0[wd], lo1[wd], 0x5140), l23 = prmt(lo0[wd], lo1[wd], 0x7362);
-        const uint32_t h01 = prmt(hi0[wd], hi1[wd], 0x5140), h23 = prmt(hi0[wd], hi1[wd], 0x7362);
 #if MLA_RA_BITCVT
         // bytes (t d1, t d0, t+1 d1, t+1 d0): odd = (t d0, t+1 d0), even = (t d1, t+1 d1)
         const uint32_t x01 = prmt(lo0[wd], lo1[wd], 0x4501), x23 = prmt(lo0[wd], lo1[wd], 0x6723);
         const uint32_t y01 = prmt(hi0[wd], hi1[wd], 0x4501), y23 = prmt(hi0[wd], hi1[wd], 0x6723);
-        (void)l01, (void)l23, (void)h01, (void)h23;
         a[2 * wd][0] = e4m3_odd_s8(x01);
         a[2 * wd][1] = e4m3_even_s8(x01);
         a[2 * wd][2] = e4m3_odd_s8(y01);
@@ -175,6 +171,9 @@ __device__ __forceinline__ void v_fragments(const uint4 x0, const uint4 x1, cons
         a[2 * wd + 1][2] = e4m3_odd_s8(y23);
         a[2 * wd + 1][3] = e4m3_even_s8(y23);
 #else
+        // bytes (dim 4 wd + c of token t, of token t + 1) for c = 0, 1 and c = 2, 3
+        const uint32_t l01 = prmt(lo0[wd], lo1[wd], 0x5140), l23 = prmt(lo0[wd], lo1[wd], 0x7362);
+        const uint32_t h01 = prmt(hi0[wd], hi1[wd], 0x5140), h23 = prmt(hi0[wd], hi1[wd], 0x7362);
         a[2 * wd][0] = e4m3x2_to_f16x2(l01);
         a[2 * wd][1] = e4m3x2_to_f16x2(l01 >> 16);
         a[2 * wd][2] = e4m3x2_to_f16x2(h01);
@@ -185,6 +184,14 @@ __device__ __forceinline__ void v_fragments(const uint4 x0, const uint4 x1, cons
         a[2 * wd + 1][3] = e4m3x2_to_f16x2(h23 >> 16);
 #endif
     }
+}
+
+// Byte offset of logical 4-byte word L of staged Q row `row` (128-byte swizzle, blocks of N rows):
+// the store address of both Q staging functions below.
+template <int N>
+__device__ __forceinline__ int q_perm_off(int row, int L) {
+    const int col = 4 * L, kb = col >> 7, within = col & 127;
+    return kb * N * 128 + row * 128 + ((((within >> 4) ^ (row & 7))) << 4) + (within & 15);
 }
 
 // Work w's fp8 Q rows -> shared memory at off_q in the permuted K-major order of the S^T
@@ -198,9 +205,7 @@ __device__ __forceinline__ void load_q_perm(const mla_decode_params& p, const ml
         const int phys = 4 * (4 * (s >> 1) + qq) + 2 * (s & 1) + j;
         uint32_t v = 0;
         if (row < w.nrows) v = *reinterpret_cast<const uint32_t*>(q_row<true>(p, w, row) + 4 * phys);
-        const int col = 4 * L, kb = col >> 7, within = col & 127;
-        *reinterpret_cast<uint32_t*>(smem + off_q + kb * N * 128 + row * 128 + ((((within >> 4) ^ (row & 7))) << 4) +
-                                     (within & 15)) = v;
+        *reinterpret_cast<uint32_t*>(smem + off_q + q_perm_off<N>(row, L)) = v;
     }
 }
 
@@ -254,9 +259,7 @@ __device__ __forceinline__ float load_q_perm_f16(const mla_decode_params& p, con
     for (int u = 0; u < kPer; ++u) {
         const int c = tid + 256 * u, row = c / (kD / 2), L = c - row * (kD / 2);
         const __half2 h = __floats2half2_rn(__uint_as_float(v[u] << 16) * up, __uint_as_float(v[u] & 0xffff0000u) * up);
-        const int col = 4 * L, kb = col >> 7, within = col & 127;
-        *reinterpret_cast<__half2*>(smem + off_q + kb * N * 128 + row * 128 + ((((within >> 4) ^ (row & 7))) << 4) +
-                                    (within & 15)) = h;
+        *reinterpret_cast<__half2*>(smem + off_q + q_perm_off<N>(row, L)) = h;
     }
     __syncthreads();  // every thread has read the scratch
     return ldexpf(1.f, -k);
