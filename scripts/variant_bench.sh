@@ -107,6 +107,7 @@ run)
                 "$tool" run $args --check 0 | sed -n 's/^  decode: \([0-9.]*\) us.*/\1/p')
             [ -n "$us" ] || { echo "no decode time for $d" >&2; exit 1; }
             times[$d]="${times[$d]:-} $us"
+            echo "round $r $d $us us"  # as it comes: a run cut short by a timeout still shows what it measured
         done
     done
     for d in "$@"; do

@@ -121,31 +121,14 @@ __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t x) {
     return uint32_t(h.x) | (uint32_t(h.y) << 16);
 }
 
-// Measurement hook MLA_RA_BITCVT (off by default): widen e4m3 to f16 with integer ops instead of
-// cvt (whose throughput on sm_90 is a fraction of the ALU's). Moving an e4m3 byte's 7 low bits to
-// f16 bits 7..13 and its sign to bit 15 gives exactly the value times 2^-8, subnormals included
-// (the NaN code 0x7f becomes 480 times 2^-8, not NaN). The 2^8 is folded into the score scale (K)
-// and into the output factor (V).
-#ifndef MLA_RA_BITCVT
-#define MLA_RA_BITCVT 0
-#endif
-// e4m3 bytes 1 and 3 of w -> f16x2 (low half byte 1) times 2^-8; bytes 0 and 2 by e4m3_even.
-__device__ __forceinline__ uint32_t e4m3_odd_s8(uint32_t w) { return ((w & 0x7f007f00u) >> 1) | (w & 0x80008000u); }
-__device__ __forceinline__ uint32_t e4m3_even_s8(uint32_t w) { return e4m3_odd_s8(w << 8); }
-
 // 16 e4m3 bytes (one 16-byte chunk of a token row) -> 8 f16x2 registers, exactly; f[i] = bytes
-// 2 i, 2 i + 1 (MLA_RA_BITCVT: f[2 i + h] = bytes 4 i + h, 4 i + h + 2, times 2^-8).
+// 2 i, 2 i + 1.
 __device__ __forceinline__ void chunk_to_f16(const uint4 x, uint32_t (&f)[8]) {
     const uint32_t w[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-#if MLA_RA_BITCVT
-        f[2 * i] = e4m3_even_s8(w[i]);
-        f[2 * i + 1] = e4m3_odd_s8(w[i]);
-#else
         f[2 * i] = e4m3x2_to_f16x2(w[i]);
         f[2 * i + 1] = e4m3x2_to_f16x2(w[i] >> 16);
-#endif
     }
 }
 
@@ -158,19 +141,6 @@ __device__ __forceinline__ void v_fragments(const uint4 x0, const uint4 x1, cons
     const uint32_t hi0[4] = {x8.x, x8.y, x8.z, x8.w}, hi1[4] = {x9.x, x9.y, x9.z, x9.w};
 #pragma unroll
     for (int wd = 0; wd < 4; ++wd) {
-#if MLA_RA_BITCVT
-        // bytes (t d1, t d0, t+1 d1, t+1 d0): odd = (t d0, t+1 d0), even = (t d1, t+1 d1)
-        const uint32_t x01 = prmt(lo0[wd], lo1[wd], 0x4501), x23 = prmt(lo0[wd], lo1[wd], 0x6723);
-        const uint32_t y01 = prmt(hi0[wd], hi1[wd], 0x4501), y23 = prmt(hi0[wd], hi1[wd], 0x6723);
-        a[2 * wd][0] = e4m3_odd_s8(x01);
-        a[2 * wd][1] = e4m3_even_s8(x01);
-        a[2 * wd][2] = e4m3_odd_s8(y01);
-        a[2 * wd][3] = e4m3_even_s8(y01);
-        a[2 * wd + 1][0] = e4m3_odd_s8(x23);
-        a[2 * wd + 1][1] = e4m3_even_s8(x23);
-        a[2 * wd + 1][2] = e4m3_odd_s8(y23);
-        a[2 * wd + 1][3] = e4m3_even_s8(y23);
-#else
         // bytes (dim 4 wd + c of token t, of token t + 1) for c = 0, 1 and c = 2, 3
         const uint32_t l01 = prmt(lo0[wd], lo1[wd], 0x5140), l23 = prmt(lo0[wd], lo1[wd], 0x7362);
         const uint32_t h01 = prmt(hi0[wd], hi1[wd], 0x5140), h23 = prmt(hi0[wd], hi1[wd], 0x7362);
@@ -182,7 +152,6 @@ __device__ __forceinline__ void v_fragments(const uint4 x0, const uint4 x1, cons
         a[2 * wd + 1][1] = e4m3x2_to_f16x2(l23 >> 16);
         a[2 * wd + 1][2] = e4m3x2_to_f16x2(h23);
         a[2 * wd + 1][3] = e4m3x2_to_f16x2(h23 >> 16);
-#endif
     }
 }
 
@@ -228,18 +197,8 @@ __device__ __forceinline__ float load_q_perm_f16(const mla_decode_params& p, con
         // logical pair L: k-step s = L / 8, word wp = L % 8 (q = wp % 4, j = wp / 4) = the row's
         // pair 8 (4 (s / 4) + q) + 2 (s % 4) + j
         const int s = L >> 3, qq = L & 3, j = (L >> 2) & 1;
-#if MLA_RA_BITCVT
-        // pair pp = 2 (s % 4) + j of chunk 4 (s / 4) + q holds its dims 4 (pp / 2) + pp % 2 and + 2
-        const int pp = 2 * (s & 3) + j, d0 = 16 * (4 * (s >> 2) + qq) + 4 * (pp >> 1) + (pp & 1);
-        v[u] = 0u;
-        if (row < w.nrows) {
-            const uint16_t* qr = reinterpret_cast<const uint16_t*>(q_row<false>(p, w, row));
-            v[u] = uint32_t(qr[d0]) | (uint32_t(qr[d0 + 2]) << 16);
-        }
-#else
         const int phys = 8 * (4 * (s >> 2) + qq) + 2 * (s & 3) + j;
         v[u] = row < w.nrows ? *reinterpret_cast<const uint32_t*>(q_row<false>(p, w, row) + 4 * phys) : 0u;
-#endif
         mx = max(mx, max((v[u] << 16) & 0x7fffffffu, v[u] & 0x7fff0000u));
     }
     mx = __reduce_max_sync(0xffffffffu, mx);
@@ -312,9 +271,6 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
             load_q_perm<N>(p, w, smem, C::OFF_Q, tid);
         else
             sl2w = sl2 * load_q_perm_f16<N>(p, w, smem, C::OFF_Q, reinterpret_cast<float*>(smem + C::OFF_RED), tid);
-#if MLA_RA_BITCVT
-        if constexpr (!Q8) sl2w *= 256.f;  // K widened times 2^-8
-#endif
         fence_proxy_async();
         __syncthreads();  // Q visible to both warpgroups' MMAs
 
@@ -435,8 +391,7 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
         base += uint32_t(n_tiles);
         __syncthreads();  // both warpgroups' MMAs done: the ring becomes the output staging
 
-        pp_epilogue<N, true>(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), red, mrg, m_run, l_run, o,
-                             MLA_RA_BITCVT ? kvsc * 256.f : kvsc);  // V widened times 2^-8
+        pp_epilogue<N, true>(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), red, mrg, m_run, l_run, o, kvsc);
     }
 }
 

@@ -183,19 +183,20 @@ __device__ __forceinline__ const char* q_row(const mla_decode_params& p, const m
 
 // Work w's Q tile -> shared memory at off_q as bf16 in the swizzled layout of ROWS rows; rows
 // past w.nrows are zero. bf16 Q: cp.async, one commit group (the caller waits); fp8 Q: loaded,
-// widened and stored by the threads (visible after the next barrier). All 256 threads call it.
-template <int ROWS, bool Q8>
+// widened and stored by the threads (visible after the next barrier). All NT threads (tid = 0 ..
+// NT - 1) call it.
+template <int ROWS, bool Q8, int NT = 256>
 __device__ __forceinline__ void load_q(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
                                        uint32_t sbase, uint32_t off_q, int tid) {
     if constexpr (!Q8) {
-        for (int c = tid; c < ROWS * 72; c += 256) {
+        for (int c = tid; c < ROWS * 72; c += NT) {
             const int row = c / 72, q = c - row * 72;
             const bool ok = row < w.nrows;
             cp_async16(sbase + off_q + sw_off(ROWS, row, q), ok ? q_row<false>(p, w, row) + 16 * q : p.q, ok ? 16 : 0);
         }
         cp_commit();
     } else {
-        for (int c = tid; c < ROWS * 36; c += 256) {
+        for (int c = tid; c < ROWS * 36; c += NT) {
             const int row = c / 36, q8 = c - row * 36;
             uint4 v = make_uint4(0, 0, 0, 0);
             if (row < w.nrows) v = *reinterpret_cast<const uint4*>(q_row<true>(p, w, row) + 16 * q8);

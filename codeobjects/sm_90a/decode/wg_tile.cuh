@@ -16,27 +16,29 @@ __device__ __forceinline__ void store_lse(const mla_decode_params& p, const mla_
         p.lse[(int64_t)(w.qo_b + w.t0 + tt) * p.num_heads + w.g * Hk + h] = lse;
 }
 
-// The staged, normalised output rows obuf [nrows][kOPitch] fp32 of work w, written coalesced by
-// all 256 threads: fp32 partial rows for a split work, `out` rows otherwise (bf16, or fp32 with
-// out_fp32).
-__device__ __forceinline__ void store_rows(const mla_decode_params& p, const mla_dec::Work& w, const float* obuf, int tid) {
+// Rows [r_begin, r_begin + nr) of work w from obuf [nr][kOPitch] fp32 (staged, normalised; obuf row
+// 0 is work row r_begin), written coalesced by NT threads (tid = 0 .. NT - 1): fp32 partial rows for
+// a split work, `out` rows otherwise (bf16, or fp32 with out_fp32).
+template <int NT>
+__device__ __forceinline__ void store_rows_part(const mla_decode_params& p, const mla_dec::Work& w, const float* obuf,
+                                                int tid, int r_begin, int nr) {
     const int Hk = p.kernel_heads;
     if (w.pql >= 0 || p.out_fp32) {
-        for (int c = tid; c < w.nrows * (kDV / 4); c += 256) {
-            const int row = c / (kDV / 4), ch = c % (kDV / 4);
+        for (int c = tid; c < nr * (kDV / 4); c += NT) {
+            const int rs = c / (kDV / 4), ch = c % (kDV / 4), row = r_begin + rs;
             const int tt = row / Hk, h = row % Hk;
-            const float4 v = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 4 * ch);
+            const float4 v = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 4 * ch);
             float* dst = w.pql >= 0 ? p.partial_out + ((int64_t)(w.pql + tt) * Hk + h) * kDV
                                     : static_cast<float*>(p.out) + (int64_t)(w.qo_b + w.t0 + tt) * p.out_stride_token +
                                           (int64_t)(w.g * Hk + h) * p.out_stride_head;
             *reinterpret_cast<float4*>(dst + 4 * ch) = v;
         }
     } else {
-        for (int c = tid; c < w.nrows * (kDV / 8); c += 256) {
-            const int row = c / (kDV / 8), ch = c % (kDV / 8);
+        for (int c = tid; c < nr * (kDV / 8); c += NT) {
+            const int rs = c / (kDV / 8), ch = c % (kDV / 8), row = r_begin + rs;
             const int tt = row / Hk, h = row % Hk;
-            const float4 a = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 8 * ch);
-            const float4 b = *reinterpret_cast<const float4*>(obuf + row * kOPitch + 8 * ch + 4);
+            const float4 a = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 8 * ch);
+            const float4 b = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 8 * ch + 4);
             const uint4 v = make_uint4(mla_dec::pack_bf16(a.x, a.y), mla_dec::pack_bf16(a.z, a.w),
                                        mla_dec::pack_bf16(b.x, b.y), mla_dec::pack_bf16(b.z, b.w));
             char* dst = static_cast<char*>(p.out) +
@@ -45,6 +47,12 @@ __device__ __forceinline__ void store_rows(const mla_decode_params& p, const mla
             *reinterpret_cast<uint4*>(dst) = v;
         }
     }
+}
+
+// The staged, normalised output rows obuf [nrows][kOPitch] fp32 of work w, written coalesced by
+// all 256 threads (store_rows_part).
+__device__ __forceinline__ void store_rows(const mla_decode_params& p, const mla_dec::Work& w, const float* obuf, int tid) {
+    store_rows_part<256>(p, w, obuf, tid, 0, w.nrows);
 }
 
 // Independent accumulator chains of the S^T phase (registers: NA x NQ / 2 floats per thread).
