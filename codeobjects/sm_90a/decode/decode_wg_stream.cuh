@@ -17,10 +17,10 @@
 // (an empty KV range) get the consumer's epilogue only (o = 0, lse = -inf).
 //
 // Measured (docs/performance.md, session 14): correct (gpu_check 34 of 34 with it in place of the
-// shipped cubin) and slower on every row: decode kernel b = 64 33.5 -> 49.3 us, main job
-// 143.5 -> 151.3 (ncu); instruction-fetch stalls (no_inst) 28% of the samples at b = 64 against 5%,
-// at the same executed code size. Not understood; MLA_WG_STREAM 3 and MLA_WG_TMA_ONLY (below) are
-// the next measurements.
+// shipped cubin) and slower on every row: decode kernel b = 64 33.5 -> 49.3 us (ncu), end to end
+// main job 158.4 -> 167.4 us; instruction-fetch stalls (no_inst) 28% of the samples at b = 64
+// against 5%, at the same executed code size. Not understood; MLA_WG_STREAM 3 and MLA_WG_TMA_ONLY
+// (below) are the next measurements.
 #pragma once
 #include "decode/wg_tile.cuh"
 
