@@ -18,8 +18,9 @@
 #   scripts/variant_bench.sh run "MLA RUN ARGS" DIR...
 #       (GPU machine; carry $BUILD/src, $BUILD/tools, $BUILD/codeobjects and build-var) times
 #       `mla run ARGS --check 0` under each code-object DIR, alternating the DIRs for $ROUNDS rounds
-#       so that drift of the machine hits every variant alike; prints each round's median and the
-#       median over rounds, one line per DIR. A DIR that holds a whole build instead
+#       so that drift of the machine hits every variant alike; prints each run as it ends
+#       ("round R DIR T us", so a run cut short by a timeout still shows what it measured), then
+#       the median over rounds and the rounds' figures, one line per DIR. A DIR that holds a whole build instead
 #       (DIR/src/libmla.so.0, DIR/tools/mla/mla, DIR/codeobjects) runs with its own library and
 #       tool: the way to compare kernels whose shared-memory layout differs, since a library
 #       checks each row's launch_smem against the layout it was built with.

@@ -19,7 +19,7 @@
 // file: the shared-ring body, the dispatch and the kernel macros.
 #pragma once
 #include "decode/decode_wg_pp.cuh"      // and through it wg_tile.cuh, kv_load.cuh, wg_common.cuh
-#include "decode/decode_wg_stream.cuh"  // the 16-row TMA body with the stream across works (MLA_WG_STREAM)
+#include "decode/decode_wg_xwork.cuh"   // the 16-row TMA body with the pipeline across works (MLA_WG_XWORK)
 
 namespace mla_wg {
 
@@ -46,22 +46,18 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     // (unused with MLA_WG_DEC, where the MMA warpgroup zeroes from the flags). Else cp.async, one
     // commit group per tile.
     __shared__ __align__(8) uint64_t kv_bar[C::STAGES];
-    // (MLA_WG_TMA_ONLY, a measurement hook: the 16-row bf16 kernel assumes the tensor map and drops the
-    // cp.async paths, to see what the code size costs; results wrong without one. Shipped 0.)
-#if MLA_WG_TMA_ONLY
-    const bool tma = (N == 16 && !KV8) || (!KV8 && p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0);
-#else
-    const bool tma = !KV8 && p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0;
-#endif
+    // (MLA_WG_TMA_ONLY, wg_common.cuh: the 16-row bf16 kernel assumes the tensor map)
+    const bool tma = !KV8 && ((MLA_WG_TMA_ONLY && N == 16) ||
+                              (p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0));
     const uint32_t bar0 = smem_u32(kv_bar);
     uint32_t phase = 0, zero = 0;
     if (tma) {
         if (tid < C::STAGES) mbar_init(bar0 + 8 * tid, 64);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    if constexpr (N == 16 && !KV8 && MLA_WG_STREAM && MLA_WG_EARLY && MLA_WG_DEC && !MLA_WG_NOLOAD) {
-        if (tma || MLA_WG_STREAM == 3) {  // (CTA-uniform; MLA_WG_STREAM 3: the ring body compiled out)
-            decode_wg_stream_body<Q8>(p, smem, sbase, bar0, sl2, kvsc);
+    if constexpr (N == 16 && !KV8 && MLA_WG_XWORK && MLA_WG_EARLY && MLA_WG_DEC && !MLA_WG_NOLOAD) {
+        if (tma || MLA_WG_XWORK == 3) {  // (CTA-uniform; MLA_WG_XWORK 3: the ring body compiled out)
+            decode_wg_xwork_body<Q8>(p, smem, sbase, bar0, sl2, kvsc);
             return;
         }
     }

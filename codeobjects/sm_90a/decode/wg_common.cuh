@@ -46,6 +46,12 @@
 #ifndef MLA_WG_EARLY
 #define MLA_WG_EARLY 1
 #endif
+// Measurement hook (session 14; shipped 0): -DMLA_WG_TMA_ONLY=1 makes the 16-row bf16-KV kernel
+// assume the host's tensor map and drops its cp.async path, to test whether that code costs time
+// (invalid, and may fault or hang, without a tensor map: page size below 8, or launch_kv_tma 0).
+#ifndef MLA_WG_TMA_ONLY
+#define MLA_WG_TMA_ONLY 0
+#endif
 
 namespace mla_wg {
 
@@ -99,6 +105,9 @@ __device__ __forceinline__ void bar_sync(int id, int n) {
 __device__ __forceinline__ void bar_arrive(int id, int n) {
     asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
 }
+// Named barriers of the 16-row ring body (decode_wgmma.cuh) and its cross-work variant
+// (decode_wg_xwork.cuh): 1 + warpgroup (softmax, column sums), EMPTY + slot parity (MLA_WG_DEC).
+constexpr int kWgEmpty = 3;
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }

@@ -1,7 +1,7 @@
 // wg_tile.cuh - the per-tile and per-work pieces of the sm_90a wgmma decode bodies: LSE and output
 // stores, the online softmax of a tile (column maxima and sums across a warpgroup), the O rescale,
 // and tile_mma (S^T = K . Q^T, softmax, O^T += V^T . P^T of one 64-token tile). Used by
-// decode_wgmma.cuh, decode_wg_pp.cuh and decode_qm.cuh; layouts: decode_wgmma.cuh.
+// decode_wgmma.cuh, decode_wg_pp.cuh, decode_wg_xwork.cuh and decode_qm.cuh; layouts: decode_wgmma.cuh.
 #pragma once
 #include "decode/kv_load.cuh"
 
@@ -18,7 +18,7 @@ __device__ __forceinline__ void store_lse(const mla_decode_params& p, const mla_
 
 // Rows [r_begin, r_begin + nr) of work w from obuf [nr][kOPitch] fp32 (staged, normalised; obuf row
 // 0 is work row r_begin), written coalesced by NT threads (tid = 0 .. NT - 1): fp32 partial rows for
-// a split work, `out` rows otherwise (bf16, or fp32 with out_fp32).
+// a split work, `out` rows otherwise (bf16, or fp32 with out_fp32). nr <= 0 stores nothing.
 template <int NT>
 __device__ __forceinline__ void store_rows_part(const mla_decode_params& p, const mla_dec::Work& w, const float* obuf,
                                                 int tid, int r_begin, int nr) {

@@ -1,5 +1,5 @@
-// decode_wg_stream.cuh - measurement variant (off: MLA_WG_STREAM 0): the 16-row bf16-KV TMA body
-// with the KV stream carried across work items. Warpgroup 1 (producer) walks the CTA's works and
+// decode_wg_xwork.cuh - measurement variant (off: MLA_WG_XWORK 0): the 16-row bf16-KV TMA body
+// with the KV pipeline carried across work items. Warpgroup 1 (producer) walks the CTA's works and
 // their tiles as one sequence (tile g of the sequence into ring slot g % STAGES), so the next work's
 // first tiles are in flight while warpgroup 0 (consumer) finishes a work, writes its output and
 // stages the next Q. In the ring body (decode_wgmma.cuh) the ring drains at every work boundary:
@@ -16,55 +16,52 @@
 // Same shared-memory layout and table rows as the ring body (Cfg<16, false>). Works without tiles
 // (an empty KV range) get the consumer's epilogue only (o = 0, lse = -inf).
 //
-// Measured (docs/performance.md, session 14): correct (gpu_check 34 of 34 with it in place of the
-// shipped cubin) and slower on every row: decode kernel b = 64 33.5 -> 49.3 us (ncu), end to end
-// main job 158.4 -> 167.4 us; instruction-fetch stalls (no_inst) 28% of the samples at b = 64
-// against 5%, at the same executed code size. Not understood; MLA_WG_STREAM 3 and MLA_WG_TMA_ONLY
-// (below) are the next measurements.
+// MLA_WG_XWORK: 0 (shipped) the ring body; 1 this body where the host passed a tensor map (the ring
+// body otherwise); 3 this body only, the ring body compiled out of the 16-row bf16 kernel (invalid,
+// and may fault or hang, without a tensor map: page size below 8, or launch_kv_tma 0), to test
+// whether the second body's code costs time. Measured (docs/performance.md, session 14): correct
+// (gpu_check 34 of 34 with its cubin in place of the shipped one) and slower on every row; decode
+// kernel at b = 64 33.5 -> 49.3 us (ncu), end to end main job 158.4 -> 167.4 us; instruction-fetch
+// stalls (no_inst) 28% of its stall samples at b = 64 against 5% in the shipped kernel, with as
+// many distinct SASS instructions executed. Not understood.
 #pragma once
 #include "decode/wg_tile.cuh"
 
-// Measurement variant (session 14): 1 runs the 16-row bf16-KV TMA body as this file's stream; 0
-// the ring body of sessions 10-13 (decode_wgmma.cuh); 3 the stream with the ring body compiled out
-// of that kernel (no cp.async path: results wrong without a tensor map), to see what the second
-// body's code costs (docs/performance.md, session 14: the stream measured slower with 4-6x the
-// instruction-fetch stalls of the ring body, at the same executed code size).
-#ifndef MLA_WG_STREAM
-#define MLA_WG_STREAM 0
+#ifndef MLA_WG_XWORK
+#define MLA_WG_XWORK 0
 #endif
-#ifndef MLA_WG_TMA_ONLY
-#define MLA_WG_TMA_ONLY 0
+#if MLA_WG_XWORK != 0 && MLA_WG_XWORK != 1 && MLA_WG_XWORK != 3
+#error "MLA_WG_XWORK is 0, 1 or 3"
 #endif
 
 namespace mla_wg {
 
-// named barriers of the ring and stream bodies: 1 + warpgroup (softmax, column sums), EMPTY + slot
-// parity (MLA_WG_DEC, and the stream body)
-constexpr int kWgEmpty = 3;
-
-// The producer's cursor over the CTA's tile sequence: the next work after index wi (advanced) that
-// loads and has tiles (load_work flags a bad work from thread 0 only: the consumer's), its tile count.
-__device__ __forceinline__ bool stream_next_work(const mla_decode_params& p, int& wi, int w_end, mla_dec::Work& w,
-                                                 int& nt) {
+// The producer's cursor over the CTA's tile sequence: the first work at index wi or later that
+// loads and has tiles (load_work flags a bad work from thread 0 only: the consumer's), and its tile
+// count nt; wi is left one past it.
+__device__ __forceinline__ bool xwork_next_work(const mla_decode_params& p, int& wi, int w_end, mla_dec::Work& w,
+                                                int& nt) {
     while (wi < w_end)
         if (mla_dec::load_work(p, wi++, 16, w) && (nt = w.tiles(kTN)) > 0) return true;
     return false;
 }
 
-// The stream body (this file's header). Called by every thread of the ring body's kernel once the
-// slots' mbarriers (bar0 + 8 s, count 64) are initialised and fenced, before any barrier after that.
-// Both warpgroups run one loop over the works and their tiles (as the ring body does, so the
-// producer's per-tile code sits in the consumer's loop: a separate producer loop measured 8 us
-// slower on the main job, with 4x the instruction-fetch stalls, docs/performance.md session 14).
-// Iteration g of the tile loop: the consumer computes tile g and arrives on EMPTY + g % STAGES; the
-// producer syncs there and issues tile g + STAGES of the sequence (its cursor pw / pt, which runs
-// ahead into the next works). One arrival and one sync per tile, so the pairs cannot cross.
+// The cross-work body (this file's header). Called by every thread of the ring body's kernel once
+// the slots' mbarriers (bar0 + 8 s, count 64) are initialised and fenced, before any barrier after
+// that. Both warpgroups run one loop over the works and their tiles, as the ring body does (the
+// first version, a separate producer loop, measured 8 us slower than the ring body on the main job;
+// this one loop did not recover it, docs/performance.md session 14). Iteration g of the tile loop:
+// the consumer computes tile g and arrives on EMPTY + g % STAGES; the producer syncs there and
+// issues tile g + STAGES of the sequence (its cursor pw / pt, which runs ahead into the next works).
+// One arrival and one sync per tile; the consumer cannot arrive twice on one id before the producer
+// has synced: its arrival for tile g + STAGES follows its mbarrier wait for that tile, which the
+// producer issues only after its sync for tile g.
 template <bool Q8>
-__device__ __forceinline__ void decode_wg_stream_body(const mla_decode_params& p, char* smem, uint32_t sbase,
+__device__ __forceinline__ void decode_wg_xwork_body(const mla_decode_params& p, char* smem, uint32_t sbase,
                                                       uint32_t bar0, float sl2, float kvsc) {
     using C = Cfg<16, false>;
     constexpr int NQ = 16, NI = NQ / 4, STG = C::STAGES;
-    static_assert(8 * kOPitch * 4 <= 16 * 1152, "half the output staging does not fit the Q region");
+    static_assert(8 * kOPitch * 4 <= C::OFF_KV - C::OFF_Q, "half the output staging does not fit the Q region");
     const int tid = threadIdx.x, lane = tid & 31, wt = tid & 127, wl = (tid >> 5) & 3;
     const bool prod = tid >= 128;
     float* red = reinterpret_cast<float*>(smem + C::OFF_RED);  // [4 warps][NQ]
@@ -81,7 +78,7 @@ __device__ __forceinline__ void decode_wg_stream_body(const mla_decode_params& p
     PagePrefetch pf;
     auto advance = [&]() {  // the cursor to the next work with tiles
         mla_dec::Work w;
-        phave = stream_next_work(p, pi, w_end, w, pnt);
+        phave = xwork_next_work(p, pi, w_end, w, pnt);
         pw.b = w.b;
         pw.kvi_b = w.kvi_b;
         pw.tok_begin = w.tok_begin;
