@@ -15,8 +15,9 @@
 // (at 16 rows, with the warpgroups decoupled, MLA_WG_DEC: all 256 threads issue a work's first two
 // tiles, warpgroup 1 alone the rest), widen fp8 tiles to bf16 exactly, and write the results out.
 // Pieces: wg_common.cuh (constants, wgmma wrappers, Q staging), kv_load.cuh (KV loaders),
-// wg_tile.cuh (stores, softmax, tile_mma), decode_wg_pp.cuh (the fp8-KV ping-pong body); this
-// file: the shared-ring body, the dispatch and the kernel macros.
+// wg_tile.cuh (stores, softmax, tile_mma), decode_wg_pp.cuh (the fp8-KV ping-pong body),
+// decode_wg_xwork.cuh (a measurement variant of the 16-row TMA body, off); this file: the
+// shared-ring body, the dispatch and the kernel macros.
 #pragma once
 #include "decode/decode_wg_pp.cuh"      // and through it wg_tile.cuh, kv_load.cuh, wg_common.cuh
 #include "decode/decode_wg_xwork.cuh"   // the 16-row TMA body with the pipeline across works (MLA_WG_XWORK)

@@ -2,8 +2,8 @@
 // completing on them, page-table lookups (looked up a tile ahead: PagePrefetch), 64-token tiles by
 // cp.async (TileLoader, issue_tile) or by TMA (issue_tile_tma: all 256 threads; issue_tile_tma_wg:
 // one warpgroup, the qm TMA body, the 16-row ring body with MLA_WG_DEC and its cross-work variant),
-// the zeroing of masked rows, and the exact fp8 -> bf16 widening of a raw tile. Shared-memory layout: decode_wgmma.cuh; measurements:
-// docs/kernels.md, docs/performance.md.
+// the zeroing of masked rows, and the exact fp8 -> bf16 widening of a raw tile. Shared-memory
+// layout: decode_wgmma.cuh; measurements: docs/kernels.md, docs/performance.md.
 #pragma once
 // KV loads with the L2 eviction priority evict_first (createpolicy + .L2::cache_hint on the TMA
 // boxes and bulk copies): measurement hook, off by default.
