@@ -826,13 +826,34 @@ typedef struct mla_decode_args {
      * table): a table row naming the mma.sync fallback (mla_decode_<q>_<kv>_m*) gives
      * MLA_ERROR_UNSUPPORTED_SHAPE. */
     mla_dtype out_dtype;
+    /* Fused reduction (appended after out_dtype: a caller whose struct_size ends before it, or
+     * that passes NULL, gets the separate reducer launch). tile_counters: int32 device memory of
+     * at least mla_metadata_sizes.reduce_indptr_len - 1 elements (one per planned qo tile),
+     * 4-byte aligned, ZEROED BY THE CALLER ONCE (e.g. mla_memset_d8 after allocating it); every
+     * call leaves it zeroed again, so the same buffer serves every layer and step, eager or
+     * replayed in a CUDA graph, as long as the calls that share it run in stream order (one
+     * buffer per stream that decodes concurrently). With it, a v1_2 plan (fast_mode 1), a
+     * reducer row for the plan's geometry that says launch_fused 1 (many split tiles, not the wide
+     * reducer's few long ones) and a decode row keyed fused = 1 (the 16- and 32-row bf16 wgmma
+     * kernels, *_fused), that kernel reduces the split tiles itself (the CTA that finishes a
+     * tile's last fragment reduces it, docs/plan-layout.md "Fused reduction") and mla_decode_fwd
+     * launches one kernel instead of two, with the same results. Otherwise the buffer is not
+     * touched. Measured on the H200 (docs/performance.md, session 15): one launch saves ~3 us of
+     * host time per call and ~1.8 us on plans without split tiles (b = 128, 4K tokens), but the
+     * reduction at the end of the decode costs ~3 us more than the reducer kernel where tiles
+     * split (b = 64 / 1K, b = 128 / 16K, b = 1536 / 2K tokens). If error_flag reports
+     * MLA_DECODE_ERR_PLAN (4), a rejected work left its tile's counter non-zero: zero the buffer
+     * again. */
+    int32_t* tile_counters;
+    int64_t tile_counters_len;    /* elements of tile_counters                                    */
 } mla_decode_args;
-#define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, 1, 0, MLA_DTYPE_BF16}
+#define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, 1, 0, MLA_DTYPE_BF16, NULL, 0}
 
 /* Runs decode on `stream` (CUstream / hipStream_t; NULL = default stream): the decode kernel of
  * table mla_decode (key: dtypes, row tile M, causal, lse, cprr = (cp_world_size > 1)) with
  * num_clusters CTAs, then, when the plan can split (partial_rows > 0), the reducer of table
- * mla_reduce (key: spread, a few long-split tiles or many). Each is launched as a programmatic
+ * mla_reduce (key: spread, a few long-split tiles or many), unless the decode kernel reduces the
+ * split tiles itself (tile_counters given, and the tables allow it: see tile_counters). Each is launched as a programmatic
  * dependent launch where its row says launch_pdl 1 (every shipped row): its CTAs may become
  * resident while the kernel ahead of it in the stream finishes, and wait for that kernel's
  * completion (griddepcontrol.wait) before they read anything; the reducer so starts as the
@@ -853,16 +874,20 @@ typedef struct mla_decode_args {
  * args field by field); context parallel: cp_world_size < 1, cp_rank outside [0, W),
  * g_kv_indptr NULL or not 4-byte aligned with W > 1, causal = 0 with W > 1, a plan made with
  * is_cp_round_robin = 0 for W > 1 (its causal trim drops keys a row sees under the global
- * mask) or with is_cp_round_robin = 1 for W = 1 (a forgotten cp_world_size).
+ * mask) or with is_cp_round_robin = 1 for W = 1 (a forgotten cp_world_size); tile_counters
+ * not 4-byte aligned, or tile_counters_len < 0.
  * MLA_ERROR_BUFFER_TOO_SMALL: workspace or plan buffers smaller than mla_metadata_info(plan_params)
- * says. MLA_ERROR_UNSUPPORTED_SHAPE: the head plan rejects the shape, the context is not
+ * says, or tile_counters (when not NULL) shorter than reduce_indptr_len - 1 elements.
+ * MLA_ERROR_UNSUPPORTED_SHAPE: the head plan rejects the shape, the context is not
  * sm_90a, or out_dtype fp32 with a row naming the mma.sync fallback kernel.
  * MLA_ERROR_NO_KERNEL: no table row for the key. MLA_ERROR_TABLE: a row whose launch_threads /
  * launch_smem disagree with the kernel build, a launch_kv_tma other than 0 / 1 or 1 on a kernel
  * other than mla_decode_wg_bf16_bf16_m16 / _m32 and mla_decode_qm_bf16_bf16_m64 (the ones its
  * TMA loads are verified on), a launch_kv_tma_l2 other than 0 / 64 / 128 / 256, a reducer row
  * that breaks its kernel's launch contract (launch_units_per_cta, launch_threads;
- * reduce_params.h) or a launch_pdl other than 0 / 1 on either row. MLA_ERROR_CODE_OBJECT,
+ * reduce_params.h), a launch_pdl or launch_fused other than 0 / 1, or a decode row keyed
+ * fused = 1 that names a kernel without the fused reduction (not mla_decode_wg_bf16_bf16_m16_fused /
+ * _m32_fused). MLA_ERROR_CODE_OBJECT,
  * MLA_ERROR_LAUNCH from the runtime. Page ids: see error_flag. Not checked (device memory, no
  * synchronisation): the contents of g_kv_indptr and whether each local length equals
  * ceil((G_b - cp_rank) / W); a disagreeing shard gives a wrong mask, but no KV outside the

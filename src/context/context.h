@@ -28,11 +28,13 @@ struct mla_context {
     // caller-packed key -> row and its integer launch values: launch_threads, launch_smem (-1
     // where the row has none), launch_units_per_cta, launch_pdl (mla_decode, mla_reduce; kAbsent where the
     // row has none, so that a negative value in the table still reaches the launch's checks),
-    // launch_kv_tma, launch_kv_tma_l2 (mla_decode; kAbsent likewise)
+    // launch_kv_tma, launch_kv_tma_l2 (mla_decode; kAbsent likewise), launch_fused (mla_reduce;
+    // kAbsent likewise)
     struct LaunchRow {
         static constexpr long kAbsent = LONG_MIN;
         const mla::reg::Row* row = nullptr;
-        long threads = -1, smem = -1, units_per_cta = kAbsent, pdl = kAbsent, kv_tma = kAbsent, kv_tma_l2 = kAbsent;
+        long threads = -1, smem = -1, units_per_cta = kAbsent, pdl = kAbsent, kv_tma = kAbsent, kv_tma_l2 = kAbsent,
+             fused = kAbsent;
     };
     std::unordered_map<uint64_t, LaunchRow> launch_rows;
     std::unordered_map<mla::rt::Function, int> max_dynamic_shared;   // value last set per kernel
@@ -80,23 +82,35 @@ const reg::Row& context_row(mla_context* ctx, const std::string& table,
 // absent; MLA_ERROR_TABLE if not integers), memoised in the context under `id`, a 64-bit
 // packing of the key that the caller guarantees to be unique per (table, key): a repeated launch
 // then skips building the key, the table lookup and the parsing. make_key() is only called on a
-// miss.
+// miss. optional: a key no row matches gives a LaunchRow whose row is null (memoised too)
+// instead of NO_KERNEL.
 template <class MakeKey>
 mla_context::LaunchRow context_row_cached(mla_context* ctx, uint64_t id, const std::string& table,
-                                          MakeKey&& make_key) {
+                                          MakeKey&& make_key, bool optional = false) {
     {
         std::lock_guard<std::mutex> lock(ctx->mutex);
         auto it = ctx->launch_rows.find(id);
         if (it != ctx->launch_rows.end()) return it->second;
     }
     mla_context::LaunchRow lr;
-    lr.row = &context_row(ctx, table, make_key());
+    if (optional) {
+        const reg::Table* t = ctx->tables ? ctx->tables->table(table) : nullptr;
+        lr.row = t ? t->find(make_key()) : nullptr;
+        if (!lr.row) {
+            std::lock_guard<std::mutex> lock(ctx->mutex);
+            ctx->launch_rows[id] = lr;
+            return lr;
+        }
+    } else {
+        lr.row = &context_row(ctx, table, make_key());
+    }
     lr.threads = lr.row->get_int("launch_threads", -1);
     lr.smem = lr.row->get_int("launch_smem", -1);
     lr.units_per_cta = lr.row->get_int("launch_units_per_cta", mla_context::LaunchRow::kAbsent);
     lr.pdl = lr.row->get_int("launch_pdl", mla_context::LaunchRow::kAbsent);
     lr.kv_tma = lr.row->get_int("launch_kv_tma", mla_context::LaunchRow::kAbsent);
     lr.kv_tma_l2 = lr.row->get_int("launch_kv_tma_l2", mla_context::LaunchRow::kAbsent);
+    lr.fused = lr.row->get_int("launch_fused", mla_context::LaunchRow::kAbsent);
     std::lock_guard<std::mutex> lock(ctx->mutex);
     ctx->launch_rows[id] = lr;
     return lr;

@@ -259,6 +259,16 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                                                    << " bytes, the plan needs " << sz.workspace_bytes
                                                    << " (mla_metadata_sizes.workspace_bytes)");
     if (sz.workspace_bytes > 0) check_ptr(a.workspace, 16, "workspace");
+    // tile_counters (the fused reduction): checked whenever given, used only where both rows allow
+    MLA_CHECK_ARG(a.tile_counters_len >= 0, where << "tile_counters_len " << a.tile_counters_len << " < 0");
+    if (a.tile_counters) {
+        check_ptr(a.tile_counters, 4, "tile_counters");
+        const int64_t tiles = std::max<int64_t>(sz.reduce_indptr_len - 1, 0);
+        if (a.tile_counters_len < tiles)
+            MLA_FAIL(MLA_ERROR_BUFFER_TOO_SMALL, where << "tile_counters has " << a.tile_counters_len
+                                                       << " elements, the plan has " << tiles
+                                                       << " qo tiles (mla_metadata_sizes.reduce_indptr_len - 1)");
+    }
 
     // ---- head plan (routing) and table rows ----
     mla_decode_shape shape = MLA_DECODE_SHAPE_INIT;
@@ -297,8 +307,30 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                             uint64_t(lse_key) << 33 | uint64_t(cprr) << 34 |
                             uint64_t(1) << 40;  // 1: mla_decode
     DecodeLaunch d;
-    const mla_context::LaunchRow lr = context_row_cached(ctx, row_id, "mla_decode", [&] {
-        return std::map<std::string, std::string>{
+    // The reducer row, when the plan can split: spread = 1 when the launch is narrow (at most 2
+    // CTAs per SM of 4 units each: a few long-split tiles, e.g. one request of 32K-1M tokens): the
+    // table then gives the wide reducer, one unit per CTA of 16 warps; with many tiles, the
+    // whole-tile reducer (a CTA per SM at most, each reducing its split tiles with all its warps;
+    // mla_reduce.csv).
+    const bool can_split = sz.partial_rows > 0 && sz.reduce_indptr_len > 1;
+    const bool spread = int64_t(sz.reduce_indptr_len - 1) * m <= 2 * int64_t(sz.num_clusters);
+    const auto reduce_row = [&] {
+        return context_row_cached(ctx, (uint64_t(2) << 40) | uint64_t(spread), "mla_reduce", [&] {
+            return std::map<std::string, std::string>{{"kind", "reduce"}, {"outType", "bf16"}, {"spread", spread ? "1" : "0"}};
+        });
+    };
+    // The fused reduction (tile_counters, docs/plan-layout.md "Fused reduction"): wanted when the
+    // caller passes counters, the plan is a v1_2 plan (only its works name their tile, dw 7) and
+    // the reducer row says launch_fused 1 (many tiles of a few fragments; the wide reducer's few
+    // long tiles would leave one CTA reading every fragment of a 32K-1M-token request); it runs
+    // where the decode table has a row keyed fused = 1 (the *_fused kernels), else the reducer does.
+    const bool want_fused = a.tile_counters && can_split && hp.planner == MLA_PLANNER_V1_2 && hp.reduce_supported &&
+                            [&] {
+                                const mla_context::LaunchRow rr = reduce_row();
+                                return launch_flag(*rr.row, "launch_fused", rr.fused);
+                            }();
+    const auto decode_key = [&](bool fused) {
+        std::map<std::string, std::string> k{
             {"qType", qk},
             {"kvType", kvk},
             {"Gqa", std::to_string(m)},
@@ -309,7 +341,14 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
             {"lse", lse_key ? "1" : "0"},
             {"cprr", cprr ? "1" : "0"},
         };
-    });
+        if (fused) k["fused"] = "1";
+        return k;
+    };
+    mla_context::LaunchRow lr;
+    if (want_fused)
+        lr = context_row_cached(ctx, row_id | uint64_t(1) << 35, "mla_decode", [&] { return decode_key(true); }, true);
+    d.fused_reduce = lr.row != nullptr;
+    if (!d.fused_reduce) lr = context_row_cached(ctx, row_id, "mla_decode", [&] { return decode_key(false); });
     d.decode_row = lr.row;
     d.threads = unsigned(lr.threads < 0 ? 0 : lr.threads);
     d.smem = unsigned(lr.smem < 0 ? 0 : lr.smem);
@@ -341,10 +380,11 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     // has no table row.
     const bool kv_tma = launch_flag(*d.decode_row, "launch_kv_tma", lr.kv_tma);
     MLA_CHECK(!kv_tma || kn == "mla_decode_wg_bf16_bf16_m16" || kn == "mla_decode_wg_bf16_bf16_m32" ||
+                  kn == "mla_decode_wg_bf16_bf16_m16_fused" || kn == "mla_decode_wg_bf16_bf16_m32_fused" ||
                   kn == "mla_decode_qm_bf16_bf16_m64",
               MLA_ERROR_TABLE,
               d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma 1 needs a kernel whose TMA loads are verified "
-                                    "(mla_decode_wg_bf16_bf16_m16 / _m32, mla_decode_qm_bf16_bf16_m64), not " << kn);
+                                    "(mla_decode_wg_bf16_bf16_m16 / _m32 and their _fused builds, mla_decode_qm_bf16_bf16_m64), not " << kn);
     // launch_kv_tma_l2: the tensor map's L2 promotion in bytes, 0 (none), 64, 128 or 256 (absent:
     // 256, the setting of sessions 6-9). Every shipped row says 0 since session 10: at 256 the TMA
     // box pattern streamed 4-9% slower (docs/performance.md, session 10)
@@ -356,6 +396,12 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     // starts with griddepcontrol.wait, so it reads nothing before the kernel ahead has finished;
     // its CTAs become resident while that kernel's last CTAs run)
     d.decode_programmatic = launch_flag(*d.decode_row, "launch_pdl", lr.pdl);
+    // fused = 1 rows must name a kernel with the fused reduction (decode/fused_reduce.cuh): the
+    // bf16-KV wgmma body of 16 and 32 rows, built as *_fused
+    MLA_CHECK(!d.fused_reduce || kn == "mla_decode_wg_bf16_bf16_m16_fused" || kn == "mla_decode_wg_bf16_bf16_m32_fused",
+              MLA_ERROR_TABLE,
+              d.decode_row->file << ":" << d.decode_row->line << ": a fused = 1 row needs a kernel with the fused "
+                                    "reduction (mla_decode_wg_bf16_bf16_m16_fused / _m32_fused), not " << kn);
     // fp32 out is written by the wgmma families' epilogues and the reducer only; the mma.sync
     // fallback (no rows in the shipped table) stores bf16 whatever out_fp32 says.
     if (out32 && !qm_family && !wg_family)
@@ -368,17 +414,10 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     d.row_tile = m;
     d.kernel_heads = hk;
     d.qk_batch_ratio = r;
-    if (sz.partial_rows > 0 && sz.reduce_indptr_len > 1) {
+    if (can_split) {
         if (!hp.reduce_supported)
             MLA_FAIL(MLA_ERROR_UNSUPPORTED_SHAPE, where << "no reducer for " << hk << " kernel heads");
-        // spread = 1 when the launch is narrow (at most 2 CTAs per SM of 4 units each: a few
-        // long-split tiles, e.g. one request of 32K-1M tokens): the table then gives the wide
-        // reducer, one unit per CTA of 16 warps; with many tiles, the whole-tile reducer (a CTA
-        // per SM at most, each reducing its split tiles with all its warps; mla_reduce.csv).
-        const bool spread = int64_t(sz.reduce_indptr_len - 1) * m <= 2 * int64_t(sz.num_clusters);
-        const mla_context::LaunchRow rr = context_row_cached(ctx, (uint64_t(2) << 40) | uint64_t(spread), "mla_reduce", [&] {
-            return std::map<std::string, std::string>{{"kind", "reduce"}, {"outType", "bf16"}, {"spread", spread ? "1" : "0"}};
-        });
+        const mla_context::LaunchRow rr = reduce_row();
         d.reduce_row = rr.row;
         d.reduce_threads = unsigned(rr.threads < 0 ? 128 : rr.threads);
         const long upc = rr.units_per_cta == rr.kAbsent ? MLA_REDUCE_UNITS_PER_CTA : rr.units_per_cta;
@@ -407,6 +446,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
         // launch_pdl 1: a programmatic dependent launch (the reducer's grid launches as the
         // decode's CTAs exit, and its CTAs wait for the whole decode grid: griddepcontrol.wait)
         d.reduce_programmatic = launch_flag(*d.reduce_row, "launch_pdl", rr.pdl);
+        (void)launch_flag(*d.reduce_row, "launch_fused", rr.fused);  // 0 / 1 on every call (used above, want_fused)
         if (c->units_per_cta == 0) {
             // whole tiles: at most one CTA per SM (reduce_params.h), each looping over its tiles
             const int64_t sms = ctx->num_cus > 0 ? ctx->num_cus : sz.num_clusters;
@@ -460,6 +500,9 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     p.cp_rank = cprr ? a.cp_rank : 0;
     p.g_kv_indptr = cprr ? a.g_kv_indptr : nullptr;  // W = 1: not read, not passed
     p.out_fp32 = out32 ? 1 : 0;
+    p.reduce_indptr = pb.reduce_indptr;
+    p.reduce_partial_map = pb.reduce_partial_map;
+    p.tile_counters = d.fused_reduce ? a.tile_counters : nullptr;
     // TMA boxes of min(page_size, 64) rows need whole 8-row swizzle atoms (page size >= 8) and a
     // cache of at least one page; the driver's alignment rules (cache pointer and page stride
     // multiples of 16 bytes) are argument checks above. Otherwise, or where the runtime has no

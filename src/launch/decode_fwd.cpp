@@ -1,7 +1,9 @@
 // decode_fwd.cpp - mla_decode_fwd (mla_c_api.h, DECODE section): validate everything
 // (decode_check.cpp), resolve both kernels (so that a missing code object fails before anything
 // runs), then launch the persistent decode kernel and, when the plan can split, the reducer, in
-// stream order (each as a programmatic dependent launch where its table row says launch_pdl 1).
+// stream order (each as a programmatic dependent launch where its table row says launch_pdl 1);
+// no reducer where the decode kernel reduces the split tiles itself (tile_counters, the fused
+// reduction).
 // Allocates nothing, never synchronises (CUDA-graph capturable).
 #include "common/error.h"
 #include "context/struct_io.h"
@@ -17,7 +19,8 @@ MLA_API mla_status mla_decode_fwd(mla_context* ctx, const mla_decode_args* args,
         const mla::launch::DecodeLaunch d = mla::launch::check_decode(ctx, a);
 
         const mla::rt::Function fdec = mla::context_function(ctx, *d.decode_row);
-        const mla::rt::Function fred = d.reduce_row ? mla::context_function(ctx, *d.reduce_row) : nullptr;
+        const mla::rt::Function fred =
+            d.reduce_row && !d.fused_reduce ? mla::context_function(ctx, *d.reduce_row) : nullptr;
         ctx->runtime->set_device(ctx->device);
         if (d.smem > 48 * 1024) mla::context_set_max_dynamic_shared(ctx, fdec, int(d.smem));
 

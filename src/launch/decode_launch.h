@@ -25,6 +25,7 @@ struct DecodeLaunch {
     unsigned reduce_threads = 0;
     bool decode_programmatic = false;  // mla_decode.csv launch_pdl: programmatic dependent launch
     bool reduce_programmatic = false;  // mla_reduce.csv launch_pdl: programmatic dependent launch
+    bool fused_reduce = false;  // the decode kernel reduces the split tiles: no reducer launch
     int row_tile = 0;           // M
     int kernel_heads = 0;
     int qk_batch_ratio = 1;

@@ -145,6 +145,7 @@ Setup resolve(const mla_metadata_params& p) {
     c.pages_per_block = std::max(1, p.kv_granularity / p.page_size);
     while ((1 << c.block_shift) < c.pages_per_block) ++c.block_shift;
     c.tile_tokens = c.tile_rule == 0 ? std::max(1, c.packed / c.kernel_heads) : 0;
+    c.tile_ids = s.arch == route::Arch::sm90a ? 1 : 0;  // work dw 7 of v1_2 plans (docs/plan-layout.md)
     c.overhead = std::max(1, (16 + p.page_size - 1) / p.page_size);
     c.causal_trim = p.page_size == 1 && p.causal && !p.is_cp_round_robin;
     c.num_clusters = std::max(1, cus * mult);

@@ -262,6 +262,7 @@ MLA_HD void fill_tile(const mla_v12_config& c, const Req& q, int32_t b, int32_t 
     int32_t red_end;
     if (!split) {
         make_work(c, q, b, j, qo0, kv0, last, 0, -1, -1, w);
+        if (c.tile_ids) w[7] = t;
         put_work(o, first_work, w);
         red_end = sp.red_base[si];
     } else {
@@ -272,6 +273,7 @@ MLA_HD void fill_tile(const mla_v12_config& c, const Req& q, int32_t b, int32_t 
             const int32_t j1 = f == nf - 1 ? -1 : (int32_t)(x[cl + 1] - s);
             const int32_t part = sp.part_base[si] + f * q.tsize;
             make_work(c, q, b, j, qo0, kv0, last, j0, j1, part, w);
+            if (c.tile_ids) w[7] = t;
             put_work(o, f == 0 ? first_work : work_indptr[cl], w);
             const int32_t pm = sp.red_base[si] + f;
             if (pm < o.partial_len) o.partial_map[pm] = part;

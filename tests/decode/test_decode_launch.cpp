@@ -766,13 +766,31 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
     std::getline(in, header);
     CHECK(header ==
           "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name,launch_kv_tma,"
-          "launch_pdl,launch_kv_tma_l2");
+          "launch_pdl,launch_kv_tma_l2,fused");
     int rows = 0;
     std::map<std::string, std::string> plain, cprr;  // key without cprr -> launch columns
-    for (const std::vector<std::string>& f : decode_rows()) {
-        std::string line = f[0];
-        for (size_t i = 1; i < f.size(); ++i) line += "," + f[i];
-        REQUIRE(f.size() == 16);
+    std::map<std::string, std::string> fused;        // fused = 1 rows: key -> launch columns
+    std::map<std::string, std::string> unfused;      // fused = 0 rows: the same
+    for (const std::vector<std::string>& f0 : decode_rows()) {
+        std::string line = f0[0];
+        for (size_t i = 1; i < f0.size(); ++i) line += "," + f0[i];
+        REQUIRE(f0.size() == 17);
+        // key fused = 1: the bf16-KV wgmma kernels of 16 and 32 rows with the fused reduction,
+        // *_fused, each with the launch values of its fused = 0 row (checked after the loop)
+        REQUIRE((f0[16] == "0" || f0[16] == "1"));
+        if (f0[16] == "1") {
+            INFO(line);
+            CHECK(f0[0] == "bf16");
+            CHECK(f0[1] == "bf16");
+            CHECK((f0[2] == "16" || f0[2] == "32"));
+            CHECK(f0[11] == "mla_decode_wg_bf16_bf16_m" + f0[2] + "_fused");
+            std::string key = f0[0], rest = f0[9];
+            for (int i : {1, 2, 3, 4, 5, 6, 7, 8}) key += "," + f0[i];
+            for (int i : {10, 12, 13, 14, 15}) rest += "," + f0[i];
+            fused[key] = rest;
+            continue;
+        }
+        const std::vector<std::string>& f = f0;
         const int m = std::stoi(f[2]);
         const bool kv8 = f[1] == "fp8";
         INFO(line);
@@ -807,12 +825,24 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         std::string rest = f[9];
         for (int i : {10, 11, 12, 13, 14, 15}) rest += "," + f[i];
         (f[8] == "1" ? cprr : plain)[key] = rest;
+        std::string rest_no_kernel = f[9];
+        for (int i : {10, 12, 13, 14, 15}) rest_no_kernel += "," + f[i];
+        unfused[key + "," + f[8]] = rest_no_kernel;
         ++rows;
     }
     // 3 dtype pairs x 3 row tiles x causal x lse, plus cprr for the 18 causal ones
     CHECK(rows == 54);
     CHECK(plain.size() == 36);
     CHECK(cprr.size() == 18);
+    // fused = 1: bf16 / bf16 x 2 row tiles x causal x lse, plus cprr for the 4 causal ones, each
+    // with its fused = 0 row's launch values
+    CHECK(fused.size() == 12);
+    for (const auto& kv : fused) {
+        INFO(kv.first);
+        const auto it = unfused.find(kv.first);
+        REQUIRE(it != unfused.end());
+        CHECK(it->second == kv.second);
+    }
     for (const auto& kv : plain) {
         INFO(kv.first);
         const bool causal = kv.first.substr(kv.first.size() - 3, 1) == "1";

@@ -45,11 +45,12 @@ struct CaseResult {
 
 std::string describe(const Spec& s) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%s/%s b=%d h=%d L=%d kv~%d%s%s ps=%d causal=%d lse=%d%s%s%s%s",
+    std::snprintf(buf, sizeof buf, "%s/%s b=%d h=%d L=%d kv~%d%s%s ps=%d causal=%d lse=%d%s%s%s%s%s",
                   mla_dtype_string(s.q_dtype), mla_dtype_string(s.kv_dtype), s.batch, s.heads, s.qlen,
                   s.kv_len, s.varlen ? "(var)" : "", s.long_first > 1 ? " (request 0 longer)" : "", s.page_size, int(s.causal), int(s.lse),
                   s.ragged_q ? " ragged" : "", s.zero_kv_frac > 0 ? " zero-kv" : "",
-                  s.block_table ? " block_table" : "", s.out_dtype == MLA_DTYPE_FP32 ? " out=fp32" : "");
+                  s.block_table ? " block_table" : "", s.out_dtype == MLA_DTYPE_FP32 ? " out=fp32" : "",
+                  s.fused_reduce ? " tile_counters" : "");
     return buf;
 }
 
@@ -73,17 +74,26 @@ CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1, bool need
         for (int b = 0; b < s.batch; ++b)
             if (i >= p.kv_indptr[b] && i < p.kv_indptr[b + 1]) poisoned_reqs.insert(b);
     }
+    // Two launches, the outputs poisoned again between them: the second one checks that the
+    // first left the fused reduction's tile counters at 0 (a tile reduced twice, or never, would
+    // show in its rows), and the counters must read 0 after it.
     DeviceRun run;
-    if (!run.setup(ctx, p) || !run.launch()) {
+    if (!run.setup(ctx, p) || !run.launch() || !run.poison(p) || !run.launch()) {
         cr.msg = run.error;
         return cr;
     }
     std::vector<float> out, lse, rout, rlse;
+    std::vector<int32_t> counters;
     int32_t flag = -1;
-    if (!run.fetch(p, out, lse, flag)) {
+    if (!run.fetch(p, out, lse, flag) || !run.fetch_counters(counters)) {
         cr.msg = run.error;
         return cr;
     }
+    for (size_t i = 0; i < counters.size(); ++i)
+        if (counters[i] != 0) {
+            cr.msg = "tile counter " + std::to_string(i) + " is " + std::to_string(counters[i]) + " after the call, not 0";
+            return cr;
+        }
     if (bad_page >= 0) {
         // the bad page is never read: every output finite, the flag says why
         for (float v : out)
@@ -305,9 +315,35 @@ int main(int argc, char** argv) {
             s.causal = true;
             s.lse = true;
             s.seed = 3200 + ri;
-            report(s, run_case(ctx, s, -1, /*need_split=*/true, /*need_whole_tiles=*/true), "tile reducer ");
+            // with tile counters the 16- and 32-row bf16 kernels reduce these tiles themselves
+            // (their *_fused builds); without, the reducer kernel
+            for (const bool fused : {true, false}) {
+                s.fused_reduce = fused;
+                report(s, run_case(ctx, s, -1, /*need_split=*/true, /*need_whole_tiles=*/true),
+                       fused ? "tile reducer " : "tile reducer (reducer kernel) ");
+            }
         }
     }
+    // The fused reduction's *_fused kernels (16 and 32 rows, bf16) over lse x causal, with block
+    // tables and fp32 out on two of them: 40 requests of ~2000 tokens split many tiles (spread 0).
+    for (int qlen : {1, 2})
+        for (int lse = 0; lse < 2; ++lse)
+            for (int causal = 0; causal < 2; ++causal) {
+                if (quick && (lse || causal)) continue;
+                Spec s;
+                s.heads = 16;
+                s.qlen = qlen;
+                s.batch = 40;
+                s.kv_len = 2000;
+                s.page_size = qlen == 1 ? 64 : 16;
+                s.lse = lse;
+                s.causal = causal;
+                s.block_table = lse && !causal;
+                if (lse && causal) s.out_dtype = MLA_DTYPE_FP32;
+                s.fused_reduce = true;
+                s.seed = 4100 + 4 * qlen + 2 * lse + causal;
+                report(s, run_case(ctx, s, -1, /*need_split=*/true, /*need_whole_tiles=*/true), "fused reduction ");
+            }
     // Round-robin context parallel (cprr rows, causal only): rank r of W's shard of a whole
     // problem, against the CPU reference of the shard. Every (dtype pair, M, lse) cprr row, with
     // MTP where the tile allows it, global lengths below W (ranks with no key) and splits.

@@ -246,6 +246,12 @@ struct DecodeBufs {
         a.workspace = dalloc(keep, size_t(pb.z.workspace_bytes));
         a.workspace_bytes = size_t(pb.z.workspace_bytes);
         a.error_flag = static_cast<int32_t*>(dalloc(keep, 4));
+        if (s.fused_reduce) {  // zeroed once here; every replay must leave them at 0
+            const int64_t tiles = std::max<int64_t>(pb.z.reduce_indptr_len - 1, 1);
+            a.tile_counters = static_cast<int32_t*>(dalloc(keep, size_t(tiles) * 4));
+            a.tile_counters_len = tiles;
+            if (!a.tile_counters || mla_memset_d8(g_ctx, a.tile_counters, 0, size_t(tiles) * 4, nullptr)) return false;
+        }
         return a.q && a.kv_cache && a.qo_indptr && a.kv_indptr && a.kv_last_page_lens &&
                a.kv_page_indices && a.out && a.lse && a.workspace && a.error_flag;
     }
@@ -284,6 +290,7 @@ bool plan_and_decode(int replays) {
     s.varlen = true;
     s.zero_kv_frac = 0.2;
     s.causal = true;
+    s.fused_reduce = true;  // the *_fused kernel: its tile counters must survive graph replays
     const int cap = s.batch * ((2 * s.kv_len + s.page_size - 1) / s.page_size) + s.extra_pages;
     DecodeBufs db;
     REQ(db.make(s, cap), "decode graph: buffers: %s", mla_last_error());

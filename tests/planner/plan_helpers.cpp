@@ -72,6 +72,7 @@ struct Geo {  // per-batch geometry, restated from docs/plan-layout.md
     int32_t r, hk, packed, C;
     bool sm90;
     bool group_major = false;  // params.head_group_major: tiles head group by head group
+    bool tile_ids = false;     // work dw 7 is the tile index (sm_90a v1_2 plans), else aiter's 0
 };
 
 Geo geo_of(const mla_metadata_params& p) {
@@ -91,6 +92,7 @@ Geo geo_of(const mla_metadata_params& p) {
     Geo g{z.qk_batch_ratio, z.kernel_num_heads, hp.packed_qo_len_per_wg, z.num_clusters,
           std::string(p.arch) == "sm_90a"};
     g.group_major = p.head_group_major != 0;
+    g.tile_ids = g.sm90 && hp.planner == MLA_PLANNER_V1_2;
     return g;
 }
 
@@ -198,7 +200,8 @@ int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& pl
         return (sum + eff - 1) / eff + o;
     };
 
-    auto work = [&](const TileRef& t, int32_t j0, int32_t j1, int32_t partial, int32_t* w) {
+    // dw 7: the tile index in sm_90a v1_2 plans (the fused reduction's counter), aiter's pad 0 elsewhere
+    auto work = [&](const TileRef& t, int32_t tile, int32_t j0, int32_t j1, int32_t partial, int32_t* w) {
         const int32_t kv0 = bt.kv[t.b], kv1 = bt.kv[t.b + 1];
         int32_t kv_end, off;
         if (ps == 1) {
@@ -211,7 +214,7 @@ int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& pl
             off = kv_end == kv1 ? 0 : (kv1 - kv_end - 1) * ps + bt.last[t.b];
         }
         const int32_t v[8] = {t.b * geo.r + t.g, partial, t.qo_start, t.qo_end,
-                              kv0 + j0 * gran,   kv_end,  off,        0};
+                              kv0 + j0 * gran,   kv_end,  off,        geo.tile_ids ? tile : 0};
         std::copy(v, v + 8, w);
     };
 
@@ -228,7 +231,7 @@ int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& pl
             const int32_t rem_blocks = blocks(t.b) - cur;
             if (remain >= rem_blocks + o || tail_done) {
                 int32_t w[8];
-                work(t, cur, -1, nsplit ? partial_idx : -1, &plan.work_info[size_t(nw) * 8]);
+                work(t, tau, cur, -1, nsplit ? partial_idx : -1, &plan.work_info[size_t(nw) * 8]);
                 (void)w;
                 ++nw;
                 if (nsplit) {
@@ -250,7 +253,7 @@ int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& pl
             if (remain <= o) break;
             const int32_t consume = int32_t(remain - o);
             int32_t w[8];
-            work(t, cur, cur + consume, partial_idx, w);
+            work(t, tau, cur, cur + consume, partial_idx, w);
             if (ps == 1 && bt.kv[t.b + 1] - w[5] < thr) {  // the tail is absorbed
                 tail_done = true;
                 continue;
@@ -296,8 +299,16 @@ std::string check_invariants(const mla_metadata_params& p, const Batch& bt, cons
             return err.str();
         }
         const TileRef& t = tiles[it->second];
-        if (wi[3] != t.qo_end || wi[7] != 0) {
+        if (wi[3] != t.qo_end) {
             err << "work " << w << ": qo_end " << wi[3] << " != " << t.qo_end;
+            return err.str();
+        }
+        // dw 7: sm_90a v1_2, the tile whose reduce_final_map row is this work's qo range; else 0
+        const bool tile_ok = geo.tile_ids ? wi[7] >= 0 && wi[7] < T && plan.final_map[2 * size_t(wi[7])] == wi[2] &&
+                                            plan.final_map[2 * size_t(wi[7]) + 1] == wi[3]
+                                      : wi[7] == 0;
+        if (!tile_ok) {
+            err << "work " << w << ": dw 7 = " << wi[7] << " names no tile of qo rows [" << wi[2] << ", " << wi[3] << ")";
             return err.str();
         }
         const int64_t key = int64_t(it->second) * (int64_t(1) << 32) + wi[4];

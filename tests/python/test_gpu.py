@@ -144,6 +144,42 @@ def test_decode_matches_torch_float64(q_dt, kv_dt, H, qlens, ps, kv_lens, causal
     assert_close(lse, want_lse, 2e-4 if ra else 1e-6, 8.01 / 65536, "lse")
 
 
+# The fused reduction (tile_counters): the 16- and 32-row bf16 kernels' *_fused builds reduce the
+# split tiles themselves. Few clusters, so that many tiles split (and the whole-tile geometry,
+# launch_fused 1, applies: tiles x M > 2 x clusters).
+FUSED_CASES = [
+    # q, kv, H, qlens, page size, kv lens, causal, clusters, block_table
+    ("bf16", "bf16", 16, [1] * 12, 64, [700, 1, 2000, 33, 4097, 900, 64, 1500, 0, 3000, 250, 1200], True, 16,
+     False),
+    ("bf16", "bf16", 16, [2, 2, 2, 1, 2, 2], 16, [1000, 5, 3333, 40, 0, 2100], True, 12, True),
+    ("bf16", "bf16", 32, [1, 1, 1, 1, 1], 8, [600, 7000, 90, 2500, 1], False, 10, False),
+]
+
+
+@pytest.mark.parametrize("q_dt,kv_dt,H,qlens,ps,kv_lens,causal,clusters,bt", FUSED_CASES)
+def test_fused_reduction_matches_torch_float64(q_dt, kv_dt, H, qlens, ps, kv_lens, causal, clusters, bt):
+    torch = _torch()
+    p = make_problem(kv_lens, qlens, H, ps, q_dt, kv_dt, seed=7 * H + ps, block_table=bt)
+    plan = libmla.plan_metadata(p["qo"], p["kvi"], p["last"], H, arch="sm_90a",
+                                num_clusters=clusters, page_size=ps, max_seqlen_qo=p["L"],
+                                causal=causal, dtype_q=q_dt, dtype_kv=kv_dt)
+    assert plan.summary.num_split_tiles > 0
+    dev = {k: torch.from_numpy(p[k]).cuda() for k in ("qo", "kvi", "last", "pages")}
+    flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+    counters = torch.zeros(plan.info.reduce_indptr_len - 1, dtype=torch.int32, device="cuda")
+    want_out, want_lse, bound = torch_reference(p, libmla.DEFAULT_SM_SCALE, causal, 1.0, 1.0)
+    for _ in range(2):  # the second call needs the counters the first left at 0
+        out, lse = libmla.decode(
+            p["q"], p["kv"], dev["qo"], dev["kvi"], None if bt else dev["pages"], dev["last"],
+            p["L"], plan, block_table=p.get("block_table"), return_lse=True, error_flag=flag,
+            tile_counters=counters)
+        torch.cuda.synchronize()
+        assert int(flag.item()) == 0
+        assert int(counters.abs().sum().item()) == 0
+        assert_close(out, want_out, 8e-4, 2.01 / 128, "out", bound)
+        assert_close(lse, want_lse, 1e-6, 8.01 / 65536, "lse")
+
+
 FP32_CASES = [
     # q, kv, H, qlens, page size, kv lens, q_scale, kv_scale, clusters (None: all SMs)
     ("bf16", "bf16", 16, [1, 1, 1], 64, [37, 700, 9000], None, None, None),   # splits: reducer

@@ -66,8 +66,8 @@ def _sm90_row(root, q, kv, m, causal=1, lse=0, cprr=0):
     with open(path) as f:
         rows = [r for r in csv.DictReader(f) if (r["qType"], r["kvType"], int(r["Gqa"]),
                                                    int(r["causal"]), int(r["lse"]),
-                                                   int(r["cprr"])) ==
-                (q, kv, m, causal, lse, cprr)]
+                                                   int(r["cprr"]), int(r.get("fused", 0))) ==
+                (q, kv, m, causal, lse, cprr, 0)]  # (fused = 1 rows: the tile_counters builds)
     assert len(rows) == 1, (path, q, kv, m)
     return rows[0]
 

@@ -36,6 +36,8 @@ def _args(line):
     a = {"--batch": 128, "--kv-len": 4096, "--heads": 16, "--qlen": 1, "--page-size": 64,
          "--dtype": "bf16", "--kv-dtype": None, "--long-first": 1}
     words = shlex.split(line)
+    a["--fused-reduce"] = "--fused-reduce" in words  # (a flag without a value)
+    words = [w for w in words if w != "--fused-reduce"]
     for flag, value in zip(words[::2], words[1::2]):
         assert flag in a, f"{RUNS.name}: flag {flag} is not known to this test"
         a[flag] = value if flag in ("--dtype", "--kv-dtype") else int(value)
@@ -68,6 +70,12 @@ def _launched(line):
     spread = (info.reduce_indptr_len - 1) * m <= 2 * info.num_clusters
     row = [r for r in _table("reduce/mla_reduce.csv") if r["spread"] == str(int(spread))]
     assert len(row) == 1, f"mla_reduce.csv has {len(row)} rows for spread {int(spread)}"
+    # --fused-reduce: the decode row keyed fused = 1 reduces the split tiles itself, where the
+    # reducer row says launch_fused 1 and the decode table has such a row (decode_check.cpp)
+    fused = s.asm_kernel + "_fused"
+    if a["--fused-reduce"] and row[0].get("launch_fused") == "1" and \
+            any(r["knl_name"] == fused for r in _table("decode/mla_decode.csv")):
+        return fused, None
     return s.asm_kernel, row[0]["knl_name"]
 
 

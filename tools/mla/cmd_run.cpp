@@ -52,6 +52,9 @@ void usage(FILE* f) {
                  "                   = 1): the tiles of a request that read the same KV (its head\n"
                  "                   groups above 64 heads, its qo tiles with uniform MTP) run at\n"
                  "                   the same time, so the L2 serves the repeated reads\n"
+                 "  --fused-reduce   pass tile_counters (mla_decode_args): where the tables allow it\n"
+                 "                   (16 / 32 query rows, bf16) the decode kernel reduces split tiles\n"
+                 "                   itself, one launch per call instead of two\n"
                  "  --cpu            force the CPU path\n",
                  deepseek_v3_softmax_scale());
 }
@@ -150,6 +153,7 @@ int cmd_run(int argc, char** argv) {
         else if (a == "--flush-mb") flush_mb = std::max(1, std::atoi(next()));
         else if (a == "--long-first") s.long_first = std::max(1, std::atoi(next()));
         else if (a == "--cpu") force_cpu = true;
+        else if (a == "--fused-reduce") s.fused_reduce = true;
         else if (a == "--head-group-major") s.head_group_major = true;  // the default
         else if (a == "--aiter-order") s.head_group_major = false;
         else {

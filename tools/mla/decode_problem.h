@@ -115,6 +115,10 @@ struct Spec {
     // same KV (its head groups, its qo tiles with uniform MTP) laid out as twin sections that run
     // at the same time (docs/planner.md)
     bool head_group_major = false;
+    // mla_decode_args.tile_counters: pass zeroed counters, so that the kernels whose table rows
+    // allow it reduce split tiles themselves (one launch per call); false (libmla's default, no
+    // counters): the reducer kernel
+    bool fused_reduce = false;
 };
 
 struct Problem {
@@ -485,6 +489,13 @@ struct DeviceRun {
         a.workspace_bytes = size_t(sizes.workspace_bytes);
         error_flag = static_cast<int32_t*>(alloc(4));
         a.error_flag = error_flag;
+        if (p.spec.fused_reduce) {  // zeroed once, left zeroed by every call
+            const int64_t tiles = std::max<int64_t>(sizes.reduce_indptr_len - 1, 1);
+            a.tile_counters = static_cast<int32_t*>(alloc(size_t(tiles) * 4));
+            a.tile_counters_len = tiles;
+            if (!a.tile_counters) return fail("device allocation", MLA_ERROR_LAUNCH);
+            mla_memset_d8(ctx, a.tile_counters, 0, size_t(tiles) * 4, nullptr);
+        }
         if (p.cp_world > 1) {  // a round-robin shard (cp_shard)
             a.g_kv_indptr = upload(p.g_kv_indptr);
             a.cp_world_size = p.cp_world;
@@ -492,10 +503,26 @@ struct DeviceRun {
             if (!a.g_kv_indptr) return fail("device allocation", MLA_ERROR_LAUNCH);
         }
         if (!a.q || !a.kv_cache || !a.out || !error_flag) return fail("device allocation", MLA_ERROR_LAUNCH);
-        // poison the outputs: every row must be written
-        mla_memset_d8(ctx, a.out, 0xff, size_t(p.total_q) * H * 512 * p.out_esize(), nullptr);
-        if (a.lse) mla_memset_d8(ctx, a.lse, 0xff, size_t(p.total_q) * H * 4, nullptr);
+        poison(p);
         mla_memset_d8(ctx, error_flag, 0, 4, nullptr);
+        return true;
+    }
+
+    // Poisons out and lse (NaN bytes): every row must be written by the next launch.
+    bool poison(const Problem& p) {
+        const size_t H = p.spec.heads;
+        if (mla_memset_d8(ctx, args.out, 0xff, size_t(p.total_q) * H * 512 * p.out_esize(), nullptr) ||
+            (args.lse && mla_memset_d8(ctx, args.lse, 0xff, size_t(p.total_q) * H * 4, nullptr)))
+            return fail("poison outputs", MLA_ERROR_LAUNCH);
+        return true;
+    }
+
+    // The fused reduction's tile counters, copied back (empty without them): every call must
+    // leave them at 0.
+    bool fetch_counters(std::vector<int32_t>& c) {
+        c.assign(size_t(args.tile_counters ? args.tile_counters_len : 0), -1);
+        if (!c.empty() && mla_memcpy_dtoh(ctx, c.data(), args.tile_counters, c.size() * 4, nullptr))
+            return fail("copy tile counters", MLA_ERROR_LAUNCH);
         return true;
     }
 

@@ -267,7 +267,8 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
            plan, *, page_size=None, sm_scale=None, causal=None, q_scale=None, kv_scale=None,
            out=None, lse=None, return_lse=False, block_table=None, seq_lens=None, workspace=None,
            error_flag=None, stream=None, device=None, num_pages=None, total_q=None,
-           g_kv_indptr=None, cp_world_size=1, cp_rank=0, validate=False, out_dtype=None):
+           g_kv_indptr=None, cp_world_size=1, cp_rank=0, validate=False, out_dtype=None,
+           tile_counters=None):
     """Absorbed MLA decode on the GPU (mla_decode_fwd, sm_90a): the persistent decode kernel
     driven by the plan's work items, then the reducer for split tiles. Nothing synchronises.
 
@@ -286,6 +287,11 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
     unless out_dtype='fp32'. workspace: device memory of plan.info.workspace_bytes (default:
     torch, else a scratch buffer of the context). error_flag: int32 [1] device memory (caller
     zeroes it). Raw int pointers need num_pages (and total_q unless the plan is a host Plan).
+    tile_counters: int32 device memory of at least plan.info.reduce_indptr_len - 1 elements,
+    zeroed by the caller once (e.g. torch.zeros) and left zeroed by every call: with it the
+    16- and 32-row bf16 kernels reduce split tiles themselves, one launch per call instead of
+    two (mla_decode_args.tile_counters; one buffer per stream that decodes concurrently).
+    None: the reducer kernel runs after the decode kernel.
 
     Round-robin context parallel (docs/context-parallel.md): cp_world_size W > 1 decodes rank
     cp_rank's shard (global KV position p of a request lives on rank p % W; the page table
@@ -359,6 +365,7 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
     la = device_array(lse, "lse", required=False)
     ef = device_array(error_flag, "error_flag", required=False)
     ws = device_array(workspace, "workspace", required=False)
+    tc = device_array(tile_counters, "tile_counters", required=False)
 
     def raw_ok(name):  # CAI / raw: accept an element type of the right size for bf16 / fp8
         return (name, {1: "raw1", 2: "raw2"}[_ITEMSIZE[name]],
@@ -453,6 +460,7 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
         la = device_array(lse, "lse")
     _check(la, "lse", ("fp32",), shape=(total, H), ndim=2, contiguous=True)
     _check(ef, "error_flag", ("int32",), contiguous=True)
+    _check(tc, "tile_counters", ("int32",), contiguous=True)
 
     g_ptr = None
     if W > 1:
@@ -523,7 +531,10 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
         lse=la.ptr if la is not None else None, plan=ctypes.pointer(buffers),
         plan_params=ctypes.pointer(prm), workspace=ws_ptr, workspace_bytes=ws_bytes,
         error_flag=ef.ptr if ef is not None else None, g_kv_indptr=g_ptr, cp_world_size=W,
-        cp_rank=cp_rank if W > 1 else 0, out_dtype=T.DType.FP32 if od == "fp32" else T.DType.BF16)
+        cp_rank=cp_rank if W > 1 else 0, out_dtype=T.DType.FP32 if od == "fp32" else T.DType.BF16,
+        tile_counters=tc.ptr if tc is not None else None,
+        tile_counters_len=(math.prod(tc.shape) if tc is not None and tc.shape is not None
+                           else max(plan.info.reduce_indptr_len - 1, 0) if tc is not None else 0))
     _lib.check(_lib.load().mla_decode_fwd(ctx.handle, ctypes.byref(args), s))
     if use_torch and keep:
         # Temporaries (scales, workspace) must outlive the kernels: tell the caching allocator.

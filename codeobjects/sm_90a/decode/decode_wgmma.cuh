@@ -16,16 +16,21 @@
 // tiles, warpgroup 1 alone the rest), widen fp8 tiles to bf16 exactly, and write the results out.
 // Pieces: wg_common.cuh (constants, wgmma wrappers, Q staging), kv_load.cuh (KV loaders),
 // wg_tile.cuh (stores, softmax, tile_mma), decode_wg_pp.cuh (the fp8-KV ping-pong body),
-// decode_wg_xwork.cuh (a measurement variant of the 16-row TMA body, off); this file: the
-// shared-ring body, the dispatch and the kernel macros.
+// decode_wg_xwork.cuh (a measurement variant of the 16-row TMA body, off; it has no fused
+// reduction), fused_reduce.cuh (the split-KV reduction at the end of a bf16-KV work); this file:
+// the shared-ring body, the dispatch and the kernel macros.
 #pragma once
 #include "decode/decode_wg_pp.cuh"      // and through it wg_tile.cuh, kv_load.cuh, wg_common.cuh
 #include "decode/decode_wg_xwork.cuh"   // the 16-row TMA body with the pipeline across works (MLA_WG_XWORK)
+#include "decode/fused_reduce.cuh"
 
 namespace mla_wg {
 
-template <int N, bool Q8, bool KV8>
+// kFused: the fused split-KV reduction (fused_reduce.cuh) after the works; the *_fused kernels
+// (mla_decode.csv key fused = 1), bf16 KV only. Without it the body has no such code.
+template <int N, bool Q8, bool KV8, bool kFused = false>
 __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char* smem) {
+    static_assert(!kFused || !KV8, "the fused reduction is built for bf16 KV only");
     using C = Cfg<N, KV8>;
     constexpr int NQ = C::NQ, NR = NQ / 2, NI = NQ / 4;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
@@ -63,6 +68,8 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         }
     }
 
+    __shared__ mla_dec::FusedPending fpend;  // kFused: split works to count in (fused_reduce.cuh)
+    int n_pend = 0;
     const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
     for (int wi = w_begin; wi < w_end; ++wi) {
         mla_dec::Work w;
@@ -208,7 +215,9 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         }
         __syncthreads();  // staged output visible
         store_rows(p, w, obuf, tid);
+        if constexpr (kFused) mla_dec::fused_note(p, fpend, n_pend, wi, w);
     }
+    if constexpr (kFused) n_pend = mla_dec::fused_flush(p, fpend, n_pend);
 }
 
 
@@ -217,10 +226,10 @@ template <int M, bool KV8>
 struct IsPingPong {
     static constexpr bool value = mla_decode_wg_pingpong(M, KV8);
 };
-template <int M, bool Q8, bool KV8>
+template <int M, bool Q8, bool KV8, bool kFused = false>
 __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, char* smem) {
     if constexpr (IsPingPong<M, KV8>::value) decode_wg_pp_body<M, Q8>(p, smem);
-    else decode_wg_body<M, Q8, KV8>(p, smem);
+    else decode_wg_body<M, Q8, KV8, kFused>(p, smem);
 }
 
 }  // namespace mla_wg
@@ -245,3 +254,8 @@ __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, c
 // Defines the extern "C" kernel mla_decode_wg_<QN>_<KVN>_m<M>.
 #define MLA_DECODE_WG_KERNEL(QN, KVN, Q8, KV8, M) \
     MLA_DECODE_SM90_KERNEL(mla_decode_wg_##QN##_##KVN##_m##M, mla_wg::decode_wg_dispatch<M, Q8, KV8>)
+
+// Defines the extern "C" kernel mla_decode_wg_<QN>_<KVN>_m<M>_fused: the same body with the fused
+// split-KV reduction (fused_reduce.cuh; mla_decode.csv rows with fused = 1).
+#define MLA_DECODE_WG_FUSED_KERNEL(QN, KVN, Q8, KV8, M) \
+    MLA_DECODE_SM90_KERNEL(mla_decode_wg_##QN##_##KVN##_m##M##_fused, mla_wg::decode_wg_dispatch<M, Q8, KV8, true>)

@@ -1,7 +1,10 @@
 // mla_decode_wg_bf16_bf16.cu - sm_90a MLA decode kernels on wgmma, Q bf16 / KV bf16, row tiles M = 16, 32, 64
-// (mla_decode_wg_bf16_bf16_m16 / _m32 / _m64). Body: decode_wgmma.cuh; table: mla_decode.csv.
+// (mla_decode_wg_bf16_bf16_m16 / _m32 / _m64), and the 16- and 32-row ones with the fused split-KV
+// reduction (_m16_fused / _m32_fused). Body: decode_wgmma.cuh; table: mla_decode.csv.
 #include "decode/decode_wgmma.cuh"
 
 MLA_DECODE_WG_KERNEL(bf16, bf16, false, false, 16)
 MLA_DECODE_WG_KERNEL(bf16, bf16, false, false, 32)
 MLA_DECODE_WG_KERNEL(bf16, bf16, false, false, 64)
+MLA_DECODE_WG_FUSED_KERNEL(bf16, bf16, false, false, 16)
+MLA_DECODE_WG_FUSED_KERNEL(bf16, bf16, false, false, 32)

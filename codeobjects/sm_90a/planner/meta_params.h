@@ -24,6 +24,8 @@ typedef struct mla_v12_config {
     int32_t block_shift;      // log2(pages_per_block)
     int32_t tile_tokens;      // sm_90a: max(1, packed / kernel_heads); aiter rule: 0
     int32_t group_major;      // 1: pseudo-requests laid out head group by head group (host only)
+    int32_t tile_ids;         // 1 (sm_90a): work dw 7 = the work's qo tile (the decode kernels' fused
+                              // reduction counts fragments per tile); 0: 0, aiter's pad
 } mla_v12_config;
 
 // Kernel params, passed by value (const __grid_constant__).

@@ -410,6 +410,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             for (int32_t g = 0; g < NS; ++g) {
                 const int32_t pg = part + g * tot_part, sg = slot + g * tot_red, tg = t + g * num_tiles;
                 make_work(c, q, b, j + g * q.ntiles, qo0, kv0, last, j0, j1, pg, w);
+                if (c.tile_ids) w[7] = tg;  // (fill_tile's dw 7)
                 put_work(o, wi + g * num_works, w);
                 if (sg < p.reduce_partial_map_len) p.reduce_partial_map[sg] = pg;
                 if (end && tg + 1 < p.reduce_indptr_len) p.reduce_indptr[tg + 1] = ered + vred + g * tot_red;
@@ -453,12 +454,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                 int32_t w[8];
                 if (!split) {
                     make_work(c, q, b, jg, qo0, kv0, last, 0, -1, -1, w);
+                    if (c.tile_ids) w[7] = tg;
                     put_work(out, wg, w);
                     if (tg + 1 < out.reduce_indptr_len) out.reduce_indptr[tg + 1] = ERED[c0 + 1] + g * sec_red;
                 } else {
                     const int64_t s = rb + (int64_t)j * cost;
                     const int32_t part = EPART[c0 + 1] + g * sec_part, slot = ERED[c0 + 1] + g * sec_red;
                     make_work(c, q, b, jg, qo0, kv0, last, 0, (int32_t)(X[c0 + 1] - s), part, w);
+                    if (c.tile_ids) w[7] = tg;
                     put_work(out, wg, w);
                     if (slot < out.partial_len) out.partial_map[slot] = part;
                 }

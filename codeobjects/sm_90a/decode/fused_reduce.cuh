@@ -1,0 +1,100 @@
+// fused_reduce.cuh - the split-KV reduction done by the decode kernel itself (the "fused
+// reduction", mla_decode.csv launch_fused_reduce 1 and mla_reduce.csv launch_fused 1), so that
+// mla_decode_fwd launches one kernel instead of two: the last CTA to finish a fragment of a split
+// qo tile reduces that tile (reduce/split_tile.cuh, the whole-tile reducer's arithmetic).
+//
+// Protocol, per split tile t (docs/plan-layout.md: a split work's dw 7 is its tile t on sm_90a):
+//   a CTA notes each split work it finishes (fused_note) and, after its last work (fused_flush),
+//   meets at a barrier (its partial rows, store_lse / store_rows, are then stored), and one thread
+//   per noted work adds 1 to tile_counters[t] (acq_rel, GPU scope); the CTA whose add brings it to
+//   the tile's fragment count (reduce_indptr[t + 1] - reduce_indptr[t]) knows every fragment is
+//   visible, sets the counter back to 0 for the next call (no other fragment of t is left to
+//   count in this one) and reduces t with all its warps.
+// The counters so start and end every call at 0: the caller zeroes them once (mla_decode_args
+// tile_counters), and a CUDA graph can replay the call. A work the kernel rejects
+// (MLA_DECODE_ERR_PLAN) never counts in: its tile stays unreduced and its counter non-zero, which
+// the caller must clear after such an error. Cost (docs/performance.md, session 15): one barrier
+// and one L2 atomic per CTA with split works, at its end, and one tile reduction by the CTA that
+// completes a tile (the reducer kernel's launch and its ~3-8 µs are saved).
+#pragma once
+#include "decode/decode_kernel.cuh"
+#include "reduce/split_tile.cuh"
+
+namespace mla_dec {
+
+constexpr int kFusedPending = 4;  // split works noted before a flush (v1_2 plans give a CTA at most 2)
+
+// The split works a CTA has finished and not yet counted in (shared memory; `n` lives in a
+// register of every thread, the same value in each).
+struct FusedPending {
+    int4 work[kFusedPending];               // (tile, qo_start, qo_end, -) of each noted work
+    mla_split::Request req[kFusedPending];  // its request b and qo_indptr[b], qo_indptr[b + 1]
+    int4 tile[kFusedPending];               // (f0, f1, qo_start, qo_end) to reduce; qo_end -1: none
+};
+
+// Counts in the noted split works and reduces the tiles they complete. Called by all threads of
+// the CTA (the same n in each), once, after its last work; returns 0 (the new count). One thread
+// per noted work adds 1 to its tile's counter (acq_rel at GPU scope, after the CTA barrier that
+// orders every thread's partial stores before it: the release; the acquire, and the barrier
+// after it, order the reads below after the other fragments' stores).
+__device__ __forceinline__ int fused_flush(const mla_decode_params& p, FusedPending& fp, int n) {
+    if (n == 0) return 0;
+    __syncthreads();  // every thread's partial rows stored; fp.work / fp.req written
+    const int tid = threadIdx.x;
+    if (tid < n) {  // the fragment count's loads and the add go out together: one L2 round trip
+        const int4 wk = fp.work[tid];
+        const int t = wk.x;
+        const int f0 = p.reduce_indptr[t], f1 = p.reduce_indptr[t + 1];
+        int old;
+        asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;" : "=r"(old) : "l"(p.tile_counters + t) : "memory");
+        const bool last = old == f1 - f0 - 1;
+        if (last) p.tile_counters[t] = 0;  // every fragment has counted in: nothing else touches it this call
+        fp.tile[tid] = last ? make_int4(f0, f1, wk.y, wk.z) : make_int4(0, 0, 0, -1);
+    }
+    __syncthreads();
+    mla_reduce_params rp;
+    rp.partial_out = p.partial_out;
+    rp.partial_lse = p.partial_lse;
+    rp.reduce_indptr = p.reduce_indptr;
+    rp.reduce_final_map = nullptr;  // (not read by reduce_split_tile)
+    rp.reduce_partial_map = p.reduce_partial_map;
+    rp.qo_indptr = p.qo_indptr;
+    rp.out = p.out;
+    rp.lse = p.lse;
+    rp.out_stride_token = p.out_stride_token;
+    rp.out_stride_head = p.out_stride_head;
+    rp.batch_size = p.batch_size;
+    rp.num_heads = p.num_heads;
+    rp.kernel_heads = p.kernel_heads;
+    rp.qk_batch_ratio = p.qk_batch_ratio;
+    rp.num_tiles = 0;  // (not read)
+    rp.out_fp32 = p.out_fp32;
+    for (int i = 0; i < n; ++i) {
+        const int4 tile = fp.tile[i];
+        if (tile.w >= 0) mla_split::reduce_split_tile<true>(rp, tile, tid >> 5, blockDim.x >> 5, tid & 31, fp.req[i]);
+    }
+    return 0;
+}
+
+// Notes work wi (split: partial_qo_loc >= 0) after all threads stored its partial rows, to be
+// counted in by fused_flush after the CTA's last work. A v1_2 plan gives a cluster at most two
+// split works, its first (a tile's later fragment) and its last (a tile's first fragment), and a
+// tile completes no earlier than its last fragment: counting them in at the CTA's end delays no
+// reduction and stalls no work in between. A plan with more than kFusedPending split works in one
+// cluster is not a v1_2 plan: the extra ones are flagged (MLA_DECODE_ERR_PLAN) and never counted
+// in, as a rejected work. Returns at once when the fused reduction is off or the work is unsplit.
+__device__ __forceinline__ void fused_note(const mla_decode_params& p, FusedPending& fp, int& n, int wi, const Work& w) {
+    if (p.tile_counters == nullptr || w.pql < 0) return;
+    if (n == kFusedPending) {
+        if (threadIdx.x == 0 && p.error_flag) atomicOr(p.error_flag, MLA_DECODE_ERR_PLAN);
+        return;
+    }
+    if (threadIdx.x == 0) {  // the tile (work dw 7: the row is in L1 since load_work) and its rows
+        const int qs = (w.qo_b * p.qk_batch_ratio + w.g * w.L) + w.t0;
+        fp.work[n] = make_int4(p.work_info_set[8 * (int64_t)wi + 7], qs, qs + w.nrows / p.kernel_heads, 0);
+        fp.req[n] = mla_split::Request{w.b, w.qo_b, w.qo_b + w.L};
+    }
+    ++n;
+}
+
+}  // namespace mla_dec
