@@ -20,6 +20,15 @@
 #include "decode/decode_kernel.cuh"
 #include "reduce/split_tile.cuh"
 
+// Measurement hook (never set in the shipped build; a variant is built with
+// scripts/variant_bench.sh build NAME codeobjects/sm_90a/decode/mla_decode_wg_bf16_bf16.cu
+// -DMLA_FUSED_ABLATE=N, to place the fused chain's time by differences; results are wrong):
+// 1: count in and reset as usual, but reduce no tile; 2: no end-of-CTA step at all (no barrier, no
+// count: the counters are never read, so later calls time alike).
+#ifndef MLA_FUSED_ABLATE
+#define MLA_FUSED_ABLATE 0
+#endif
+
 namespace mla_dec {
 
 constexpr int kFusedPending = 4;  // split works noted before a flush (v1_2 plans give a CTA at most 2)
@@ -38,7 +47,7 @@ struct FusedPending {
 // orders every thread's partial stores before it: the release; the acquire, and the barrier
 // after it, order the reads below after the other fragments' stores).
 __device__ __forceinline__ int fused_flush(const mla_decode_params& p, FusedPending& fp, int n) {
-    if (n == 0) return 0;
+    if (n == 0 || MLA_FUSED_ABLATE == 2) return 0;
     __syncthreads();  // every thread's partial rows stored; fp.work / fp.req written
     const int tid = threadIdx.x;
     if (tid < n) {  // the fragment count's loads and the add go out together: one L2 round trip
@@ -71,7 +80,7 @@ __device__ __forceinline__ int fused_flush(const mla_decode_params& p, FusedPend
     rp.out_fp32 = p.out_fp32;
     for (int i = 0; i < n; ++i) {
         const int4 tile = fp.tile[i];
-        if (tile.w >= 0) mla_split::reduce_split_tile<true>(rp, tile, tid >> 5, blockDim.x >> 5, tid & 31, fp.req[i]);
+        if (tile.w >= 0 && MLA_FUSED_ABLATE != 1) mla_split::reduce_split_tile<true>(rp, tile, tid >> 5, blockDim.x >> 5, tid & 31, fp.req[i]);
     }
     return 0;
 }
