@@ -78,6 +78,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
 
         fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
         __syncthreads();  // the previous work's epilogue is done with shared memory (and mbarrier init)
+        if constexpr (kFused) mla_dec::fused_prefetch(p, fpend, n_pend, wi, w);  // (before load_q's commit)
         load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
 
         // ---- KV tiles: ring slot tile % STAGES ----

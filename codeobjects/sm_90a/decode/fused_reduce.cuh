@@ -28,10 +28,19 @@
 #ifndef MLA_FUSED_ABLATE
 #define MLA_FUSED_ABLATE 0
 #endif
+// MLA_FUSED_SHORT=1 (off; prepared in session 15, not yet run on a GPU): the fragment count
+// prefetched at a split work's start and its fragment rows when it is noted (cp.async), and tiles
+// of at most kFusedFrags fragments reduced by reduce_tile_short (every load of two pairs per warp
+// in one round). Session 15 call 6 put the fused reductions at ~6.9 µs of b 64's 45.7; this
+// aims at ~2-3 (docs/performance.md, "For the next session (written at the end of session 15)").
+#ifndef MLA_FUSED_SHORT
+#define MLA_FUSED_SHORT 0
+#endif
 
 namespace mla_dec {
 
 constexpr int kFusedPending = 4;  // split works noted before a flush (v1_2 plans give a CTA at most 2)
+constexpr int kFusedFrags = 4;    // fragments a tile's short reduction takes (more: reduce_split_tile)
 
 // The split works a CTA has finished and not yet counted in (shared memory; `n` lives in a
 // register of every thread, the same value in each).
@@ -39,7 +48,97 @@ struct FusedPending {
     int4 work[kFusedPending];               // (tile, qo_start, qo_end, -) of each noted work
     mla_split::Request req[kFusedPending];  // its request b and qo_indptr[b], qo_indptr[b + 1]
     int4 tile[kFusedPending];               // (f0, f1, qo_start, qo_end) to reduce; qo_end -1: none
+    int count[kFusedPending][2];            // reduce_indptr[t], [t + 1] (cp.async at the work's start)
+    int rows[kFusedPending][kFusedFrags];   // reduce_partial_map[f0 ..] (cp.async when noted)
 };
+
+// cp.async of one int32 from global to shared memory (4 bytes; no commit: it joins the thread's
+// next commit group, and cp.async.wait_all covers it).
+__device__ __forceinline__ void cp_async4(void* dst, const int* src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"((uint32_t)__cvta_generic_to_shared(dst)), "l"(src)
+                 : "memory");
+}
+
+// At the start of work wi (all threads; before the body's first cp.async wait): thread 0 fetches
+// the fragment count of a split work's tile into pending entry n, so that it has landed when the
+// work ends (the body waits for every cp.async of the thread at its first tile).
+__device__ __forceinline__ void fused_prefetch(const mla_decode_params& p, FusedPending& fp, int n, int wi, const Work& w) {
+    if (!MLA_FUSED_SHORT || p.tile_counters == nullptr || w.pql < 0 || n >= kFusedPending || threadIdx.x != 0) return;
+    const int t = p.work_info_set[8 * (int64_t)wi + 7];  // (the row is in L1 since load_work)
+    cp_async4(&fp.count[n][0], p.reduce_indptr + t);
+    cp_async4(&fp.count[n][1], p.reduce_indptr + t + 1);
+}
+
+// The short reduction of tile (f0, f1, qs, qe), F = f1 - f0 <= kFusedFrags fragments whose first
+// partial rows are rows[0 .. F): reduce_split_tile's arithmetic, with every load of a (row, head)
+// pair, its fragments' LSEs and O, in one round, two pairs per warp in flight (warp w takes pairs
+// w, w + W, ...). In the decode kernel's tail the other CTAs still stream KV, so a round trip is
+// slow: this takes one per two pairs where reduce_split_tile takes about five (session 15, call 6).
+__device__ __forceinline__ void reduce_tile_short(const mla_reduce_params& rp, int4 tile, const int* rows,
+                                                  const mla_split::Request& req, int warp, int W, int lane) {
+    constexpr int kPF = 2;  // pairs in flight per warp
+    const int F = tile.y - tile.x, Hk = rp.kernel_heads, pairs = (tile.w - tile.z) * Hk;
+    const int L = req.qo_end - req.qo_begin;
+    const int64_t rel0 = tile.z - (int64_t)req.qo_begin * rp.qk_batch_ratio;
+    int prow[kFusedFrags];
+#pragma unroll
+    for (int k = 0; k < kFusedFrags; ++k) prow[k] = k < F ? rows[k] : 0;
+    for (int pr0 = warp; pr0 < pairs; pr0 += kPF * W) {
+        float x[kPF][kFusedFrags];
+        float4 v[kPF][kFusedFrags][4];
+#pragma unroll
+        for (int j = 0; j < kPF; ++j) {
+            const int pr = pr0 + j * W, i = pr / Hk, h = pr % Hk;
+#pragma unroll
+            for (int k = 0; k < kFusedFrags; ++k) {
+                const bool ld = pr < pairs && k < F;
+                const int64_t row = ((int64_t)prow[k] + i) * Hk + h;
+                x[j][k] = ld ? __ldcg(rp.partial_lse + row) : -INFINITY;
+#pragma unroll
+                for (int q = 0; q < 4; ++q)
+                    v[j][k][q] = ld ? __ldcg(reinterpret_cast<const float4*>(rp.partial_out + row * mla_split::kDV +
+                                                                             q * 128 + 4 * lane))
+                                    : make_float4(0.f, 0.f, 0.f, 0.f);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < kPF; ++j) {
+            const int pr = pr0 + j * W;
+            if (pr >= pairs) break;
+            float m = -INFINITY;
+#pragma unroll
+            for (int k = 0; k < kFusedFrags; ++k)
+                if (mla_split::finite_lse(x[j][k])) m = fmaxf(m, x[j][k]);
+            float sum = 0.f;
+            if (m > -INFINITY) {
+#pragma unroll
+                for (int k = 0; k < kFusedFrags; ++k)
+                    if (mla_split::finite_lse(x[j][k])) sum += __expf(x[j][k] - m);
+            }
+            const float lse = (m > -INFINITY && sum > 0.f) ? m + logf(sum) : -INFINITY;
+            float4 acc[4];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) acc[q] = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (lse > -INFINITY) {
+#pragma unroll
+                for (int k = 0; k < kFusedFrags; ++k) {
+                    const float wk = mla_split::finite_lse(x[j][k]) ? __expf(x[j][k] - lse) : 0.f;
+                    if (wk != 0.f)
+#pragma unroll
+                        for (int q = 0; q < 4; ++q) mla_split::add4(acc[q], wk, v[j][k][q]);
+                }
+            }
+            // row i of the tile is token t of head group g of request b (docs/plan-layout.md)
+            const int i = pr / Hk, h = pr % Hk;
+            const int64_t rel = rel0 + i;
+            if (L > 0 && rel >= 0 && rel < (int64_t)rp.qk_batch_ratio * L) {
+                const int g = int(rel / L), t = int(rel % L);
+#pragma unroll
+                for (int q = 0; q < 4; ++q) mla_split::store_token_row(rp, req.qo_begin + t, g, h, q, lane, acc[q], lse);
+            }
+        }
+    }
+}
 
 // Counts in the noted split works and reduces the tiles they complete. Called by all threads of
 // the CTA (the same n in each), once, after its last work; returns 0 (the new count). One thread
@@ -50,16 +149,20 @@ __device__ __forceinline__ int fused_flush(const mla_decode_params& p, FusedPend
     if (n == 0 || MLA_FUSED_ABLATE == 2) return 0;
     __syncthreads();  // every thread's partial rows stored; fp.work / fp.req written
     const int tid = threadIdx.x;
-    if (tid < n) {  // the fragment count's loads and the add go out together: one L2 round trip
+    if (tid < n) {  // the add (and the count's loads, without MLA_FUSED_SHORT) in one round trip
         const int4 wk = fp.work[tid];
         const int t = wk.x;
-        const int f0 = p.reduce_indptr[t], f1 = p.reduce_indptr[t + 1];
+        // (MLA_FUSED_SHORT: thread 0's cp.async at the work's start, landed; the fragment rows,
+        // cp.async when noted, land meanwhile)
+        const int f0 = MLA_FUSED_SHORT ? fp.count[tid][0] : p.reduce_indptr[t];
+        const int f1 = MLA_FUSED_SHORT ? fp.count[tid][1] : p.reduce_indptr[t + 1];
         int old;
         asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;" : "=r"(old) : "l"(p.tile_counters + t) : "memory");
         const bool last = old == f1 - f0 - 1;
         if (last) p.tile_counters[t] = 0;  // every fragment has counted in: nothing else touches it this call
         fp.tile[tid] = last ? make_int4(f0, f1, wk.y, wk.z) : make_int4(0, 0, 0, -1);
     }
+    if (MLA_FUSED_SHORT) asm volatile("cp.async.wait_all;\n" ::: "memory");  // the fragment rows of fused_note
     __syncthreads();
     mla_reduce_params rp;
     rp.partial_out = p.partial_out;
@@ -80,7 +183,11 @@ __device__ __forceinline__ int fused_flush(const mla_decode_params& p, FusedPend
     rp.out_fp32 = p.out_fp32;
     for (int i = 0; i < n; ++i) {
         const int4 tile = fp.tile[i];
-        if (tile.w >= 0 && MLA_FUSED_ABLATE != 1) mla_split::reduce_split_tile<true>(rp, tile, tid >> 5, blockDim.x >> 5, tid & 31, fp.req[i]);
+        if (tile.w < 0 || MLA_FUSED_ABLATE == 1) continue;
+        if (MLA_FUSED_SHORT && tile.y - tile.x <= kFusedFrags)
+            reduce_tile_short(rp, tile, fp.rows[i], fp.req[i], tid >> 5, blockDim.x >> 5, tid & 31);
+        else
+            mla_split::reduce_split_tile<true>(rp, tile, tid >> 5, blockDim.x >> 5, tid & 31, fp.req[i]);
     }
     return 0;
 }
@@ -102,6 +209,10 @@ __device__ __forceinline__ void fused_note(const mla_decode_params& p, FusedPend
         const int qs = (w.qo_b * p.qk_batch_ratio + w.g * w.L) + w.t0;
         fp.work[n] = make_int4(p.work_info_set[8 * (int64_t)wi + 7], qs, qs + w.nrows / p.kernel_heads, 0);
         fp.req[n] = mla_split::Request{w.b, w.qo_b, w.qo_b + w.L};
+    }
+    if (MLA_FUSED_SHORT && threadIdx.x < kFusedFrags) {  // the fragments' first partial rows, landing by fused_flush
+        const int f0 = fp.count[n][0], F = fp.count[n][1] - f0;  // (fused_prefetch's, visible since tile 0)
+        if (threadIdx.x < F) cp_async4(&fp.rows[n][threadIdx.x], p.reduce_partial_map + f0 + threadIdx.x);
     }
     ++n;
 }
