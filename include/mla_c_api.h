@@ -474,7 +474,9 @@ MLA_API const char* mla_asm_status_string(mla_asm_status s);
  *                                    [work_indptr[c], work_indptr[c+1])
  *   work_info_set      [max_works][8]  batch_idx, partial_qo_loc (-1 = unsplit), qo_start,
  *                                    qo_end, kv_start, kv_end (page units, into kv_page_indices),
- *                                    kv_offset (tokens of the request after kv_end), pad 0
+ *                                    kv_offset (tokens of the request after kv_end), tile (sm_90a
+ *                                    v1_2 plans: the work's qo tile, the reduce_* index; else 0,
+ *                                    aiter's pad)
  *   reduce_indptr      [tiles + 1]   partials of tile t: reduce_partial_map[reduce_indptr[t] ..
  *                                    reduce_indptr[t+1]); unsplit tiles have none
  *   reduce_final_map   [tiles][2]    (qo_start, qo_end) output rows of a split tile
@@ -832,10 +834,12 @@ typedef struct mla_decode_args {
      * 4-byte aligned, ZEROED BY THE CALLER ONCE (e.g. mla_memset_d8 after allocating it); every
      * call leaves it zeroed again, so the same buffer serves every layer and step, eager or
      * replayed in a CUDA graph, as long as the calls that share it run in stream order (one
-     * buffer per stream that decodes concurrently). With it, a v1_2 plan (fast_mode 1), a
-     * reducer row for the plan's geometry that says launch_fused 1 (many split tiles, not the wide
-     * reducer's few long ones) and a decode row keyed fused = 1 (the 16- and 32-row bf16 wgmma
-     * kernels, *_fused), that kernel reduces the split tiles itself (the CTA that finishes a
+     * buffer per stream that decodes concurrently). With it, a v1_2 plan (fast_mode 1) made by
+     * libmla's planner for these params (the kernel trusts each work's tile index, dw 7, as it
+     * trusts the plan's partial rows), a reducer row for the plan's geometry that says
+     * launch_fused 1 (many split tiles, not the wide reducer's few long ones) and a decode row
+     * keyed fused = 1 (the 16- and 32-row bf16 wgmma kernels, *_fused; none for context
+     * parallel, cp_world_size > 1, yet), that kernel reduces the split tiles itself (the CTA that finishes a
      * tile's last fragment reduces it, docs/plan-layout.md "Fused reduction") and mla_decode_fwd
      * launches one kernel instead of two, with the same results. Otherwise the buffer is not
      * touched. Measured on the H200 (docs/performance.md, session 15): one launch saves ~3 us of
@@ -850,7 +854,8 @@ typedef struct mla_decode_args {
 #define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, 1, 0, MLA_DTYPE_BF16, NULL, 0}
 
 /* Runs decode on `stream` (CUstream / hipStream_t; NULL = default stream): the decode kernel of
- * table mla_decode (key: dtypes, row tile M, causal, lse, cprr = (cp_world_size > 1)) with
+ * table mla_decode (key: dtypes, row tile M, causal, lse, cprr = (cp_world_size > 1), fused =
+ * (tile_counters given and the reducer row allows it; see tile_counters)) with
  * num_clusters CTAs, then, when the plan can split (partial_rows > 0), the reducer of table
  * mla_reduce (key: spread, a few long-split tiles or many), unless the decode kernel reduces the
  * split tiles itself (tile_counters given, and the tables allow it: see tile_counters). Each is launched as a programmatic

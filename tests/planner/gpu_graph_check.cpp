@@ -334,6 +334,11 @@ bool plan_and_decode(int replays) {
         MLA_OK(mla_memcpy_dtoh(g_ctx, lse.data(), db.a.lse, lse.size() * 4, nullptr));
         MLA_OK(mla_memcpy_dtoh(g_ctx, &flag, db.a.error_flag, 4, nullptr));
         REQ(flag == 0, "%s: device error flag %d", what, flag);
+        if (db.a.tile_counters) {  // the fused reduction leaves every tile counter at 0
+            std::vector<int32_t> cnt(size_t(db.a.tile_counters_len), -1);
+            MLA_OK(mla_memcpy_dtoh(g_ctx, cnt.data(), db.a.tile_counters, cnt.size() * 4, nullptr));
+            for (size_t i = 0; i < cnt.size(); ++i) REQ(cnt[i] == 0, "%s: tile counter %zu is %d", what, i, cnt[i]);
+        }
         for (size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(ob[i]);
         std::vector<int> reqs(s.batch), rows(p.total_q);
         for (int b = 0; b < s.batch; ++b) reqs[b] = b;

@@ -35,7 +35,7 @@ check("--aiter-order", layout(plan("--heads", "128", "--aiter-order")), AITER)
 check("gfx942", layout(plan("--heads", "128", "--arch", "gfx942")), AITER)
 check("v1_0 planner", layout(plan("--heads", "128", "--planner", "v1_0")), AITER)
 
-# --dump rows: "  c<cluster> w<work> batch partial qo_start qo_end kv_start kv_end kv_offset pad"
+# --dump rows: "  c<cluster> w<work> batch partial qo_start qo_end kv_start kv_end kv_offset tile"
 out = plan("--heads", "128", "--batch", "128", "--kv-len", "4096", "--page-size", "64", "--dump")
 works = {}
 for line in out.splitlines():

@@ -183,7 +183,7 @@ int cmd_plan(int argc, char** argv) {
     if (dump) {
         std::printf("\nwork_indptr [%d]:", C + 1);
         for (int c = 0; c <= C; ++c) std::printf(" %d", wi[c]);
-        std::printf("\nwork_info_set [%d x 8]: batch partial qo_start qo_end kv_start kv_end kv_offset pad\n",
+        std::printf("\nwork_info_set [%d x 8]: batch partial qo_start qo_end kv_start kv_end kv_offset tile\n",
                     s.num_works);
         for (int c = 0; c < C; ++c)
             for (int w = wi[c]; w < wi[c + 1]; ++w) {

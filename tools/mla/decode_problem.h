@@ -494,7 +494,8 @@ struct DeviceRun {
             a.tile_counters = static_cast<int32_t*>(alloc(size_t(tiles) * 4));
             a.tile_counters_len = tiles;
             if (!a.tile_counters) return fail("device allocation", MLA_ERROR_LAUNCH);
-            mla_memset_d8(ctx, a.tile_counters, 0, size_t(tiles) * 4, nullptr);
+            if (mla_memset_d8(ctx, a.tile_counters, 0, size_t(tiles) * 4, nullptr))
+                return fail("zero tile counters", MLA_ERROR_LAUNCH);
         }
         if (p.cp_world > 1) {  // a round-robin shard (cp_shard)
             a.g_kv_indptr = upload(p.g_kv_indptr);

@@ -68,9 +68,10 @@ struct mla_decode_params {
      * 0x210, so byte 240 of the struct is 128-byte aligned there; a kernel that finds the map
      * misaligned loads by cp.async instead (decode_wgmma.cuh). */
     uint64_t kv_tmap[16];
-    /* The fused split-KV reduction (decode/fused_reduce.cuh; the 16- and 32-row bf16 wgmma kernels,
-     * mla_decode.csv launch_fused_reduce 1): when tile_counters is not NULL, the last CTA to write a
-     * fragment of a split tile reduces it into out / lse, and no reducer kernel runs. The plan's
+    /* The fused split-KV reduction (decode/fused_reduce.cuh; the *_fused builds of the 16- and
+     * 32-row bf16 wgmma kernels, mla_decode.csv rows keyed fused = 1): when tile_counters is not
+     * NULL, the CTA that completes a split tile's count reduces it into out / lse, and no reducer
+     * kernel runs. The plan's
      * reduce_indptr / reduce_partial_map, and the caller's zeroed counters, one per planned tile
      * (mla_decode_args tile_counters), which the kernel leaves at 0. NULL: the reducer kernel runs
      * after this one (the other kernels ignore the three fields). */

@@ -17,7 +17,7 @@
 // Pieces: wg_common.cuh (constants, wgmma wrappers, Q staging), kv_load.cuh (KV loaders),
 // wg_tile.cuh (stores, softmax, tile_mma), decode_wg_pp.cuh (the fp8-KV ping-pong body),
 // decode_wg_xwork.cuh (a measurement variant of the 16-row TMA body, off; it has no fused
-// reduction), fused_reduce.cuh (the split-KV reduction at the end of a bf16-KV work); this file:
+// reduction), fused_reduce.cuh (the split-KV reduction after the CTA's last work, *_fused); this file:
 // the shared-ring body, the dispatch and the kernel macros.
 #pragma once
 #include "decode/decode_wg_pp.cuh"      // and through it wg_tile.cuh, kv_load.cuh, wg_common.cuh
@@ -31,6 +31,7 @@ namespace mla_wg {
 template <int N, bool Q8, bool KV8, bool kFused = false>
 __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char* smem) {
     static_assert(!kFused || !KV8, "the fused reduction is built for bf16 KV only");
+    static_assert(!kFused || !MLA_WG_XWORK, "the cross-work variant has no fused reduction");
     using C = Cfg<N, KV8>;
     constexpr int NQ = C::NQ, NR = NQ / 2, NI = NQ / 4;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
@@ -229,6 +230,7 @@ struct IsPingPong {
 };
 template <int M, bool Q8, bool KV8, bool kFused = false>
 __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, char* smem) {
+    static_assert(!kFused || !IsPingPong<M, KV8>::value, "the ping-pong body has no fused reduction");
     if constexpr (IsPingPong<M, KV8>::value) decode_wg_pp_body<M, Q8>(p, smem);
     else decode_wg_body<M, Q8, KV8, kFused>(p, smem);
 }

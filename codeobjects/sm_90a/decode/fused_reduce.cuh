@@ -1,5 +1,6 @@
 // fused_reduce.cuh - the split-KV reduction done by the decode kernel itself (the "fused
-// reduction", mla_decode.csv launch_fused_reduce 1 and mla_reduce.csv launch_fused 1), so that
+// reduction": the *_fused kernels, mla_decode.csv rows keyed fused = 1, where mla_reduce.csv says
+// launch_fused 1), so that
 // mla_decode_fwd launches one kernel instead of two: the last CTA to finish a fragment of a split
 // qo tile reduces that tile (reduce/split_tile.cuh, the whole-tile reducer's arithmetic).
 //
@@ -13,9 +14,12 @@
 // The counters so start and end every call at 0: the caller zeroes them once (mla_decode_args
 // tile_counters), and a CUDA graph can replay the call. A work the kernel rejects
 // (MLA_DECODE_ERR_PLAN) never counts in: its tile stays unreduced and its counter non-zero, which
-// the caller must clear after such an error. Cost (docs/performance.md, session 15): one barrier
-// and one L2 atomic per CTA with split works, at its end, and one tile reduction by the CTA that
-// completes a tile (the reducer kernel's launch and its ~3-8 µs are saved).
+// the caller must clear after such an error. The tile index (dw 7) is trusted as the plan's partial
+// rows are: plans come from libmla's v1_2 planner. Cost (docs/performance.md, session 15): one
+// barrier and one L2 atomic per CTA with split works, at its end (~0.5 µs at b 64), and one tile
+// reduction by the CTA that completes a tile (~6.9 µs at b 64, under the other CTAs' KV stream);
+// the reducer kernel's launch is saved, but its path costs less where tiles split (~4.9 µs at
+// b 64): +2.5 to +3.9 µs end to end there, -1.6 to -2.2 where no tile splits.
 #pragma once
 #include "decode/decode_kernel.cuh"
 #include "reduce/split_tile.cuh"
@@ -199,6 +203,8 @@ __device__ __forceinline__ int fused_flush(const mla_decode_params& p, FusedPend
 // reduction and stalls no work in between. A plan with more than kFusedPending split works in one
 // cluster is not a v1_2 plan: the extra ones are flagged (MLA_DECODE_ERR_PLAN) and never counted
 // in, as a rejected work. Returns at once when the fused reduction is off or the work is unsplit.
+// ("Delays no reduction" holds as CTAs end about together: a tile's last fragment in KV order is
+// its CTA's first work, counted in at that CTA's end.)
 __device__ __forceinline__ void fused_note(const mla_decode_params& p, FusedPending& fp, int& n, int wi, const Work& w) {
     if (p.tile_counters == nullptr || w.pql < 0) return;
     if (n == kFusedPending) {
