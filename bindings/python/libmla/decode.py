@@ -511,6 +511,9 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
             ws_bytes = math.prod(ws.shape) * _ITEMSIZE.get(ws.dtype, 1)
         else:
             ws_bytes = need  # a raw pointer: the caller vouches for the size
+    tc_len = 0
+    if tc is not None:  # a raw pointer: the caller vouches for one counter per planned tile
+        tc_len = math.prod(tc.shape) if tc.shape is not None else max(plan.info.reduce_indptr_len - 1, 0)
     s = _resolve_stream(stream, use_torch, dev)
 
     buffers = dplan.buffers()
@@ -532,9 +535,7 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
         plan_params=ctypes.pointer(prm), workspace=ws_ptr, workspace_bytes=ws_bytes,
         error_flag=ef.ptr if ef is not None else None, g_kv_indptr=g_ptr, cp_world_size=W,
         cp_rank=cp_rank if W > 1 else 0, out_dtype=T.DType.FP32 if od == "fp32" else T.DType.BF16,
-        tile_counters=tc.ptr if tc is not None else None,
-        tile_counters_len=(math.prod(tc.shape) if tc is not None and tc.shape is not None
-                           else max(plan.info.reduce_indptr_len - 1, 0) if tc is not None else 0))
+        tile_counters=tc.ptr if tc is not None else None, tile_counters_len=tc_len)
     _lib.check(_lib.load().mla_decode_fwd(ctx.handle, ctypes.byref(args), s))
     if use_torch and keep:
         # Temporaries (scales, workspace) must outlive the kernels: tell the caching allocator.

@@ -132,14 +132,7 @@ __device__ __forceinline__ void reduce_tile_short(const mla_reduce_params& rp, i
                         for (int q = 0; q < 4; ++q) mla_split::add4(acc[q], wk, v[j][k][q]);
                 }
             }
-            // row i of the tile is token t of head group g of request b (docs/plan-layout.md)
-            const int i = pr / Hk, h = pr % Hk;
-            const int64_t rel = rel0 + i;
-            if (L > 0 && rel >= 0 && rel < (int64_t)rp.qk_batch_ratio * L) {
-                const int g = int(rel / L), t = int(rel % L);
-#pragma unroll
-                for (int q = 0; q < 4; ++q) mla_split::store_token_row(rp, req.qo_begin + t, g, h, q, lane, acc[q], lse);
-            }
+            mla_split::store_tile_row(rp, req, L, rel0, pr / Hk, pr % Hk, lane, acc, lse);
         }
     }
 }

@@ -75,6 +75,21 @@ __device__ __forceinline__ void store_token_row(const mla_reduce_params& p, int6
 struct Request {
     int b, qo_begin, qo_end;
 };
+
+// Stores row i of a split tile, head h: the lane's 4 quarters acc[0..3] and lse (store_token_row).
+// The tile's rows lie in request req (L = its query tokens) at folded offsets rel0 + i
+// (docs/plan-layout.md): row i is token t of head group g; a row outside the request is not
+// stored. `store` false: nothing.
+__device__ __forceinline__ void store_tile_row(const mla_reduce_params& p, const Request& req, int L, int64_t rel0,
+                                               int i, int h, int lane, const float4 (&acc)[4], float lse,
+                                               bool store = true) {
+    const int64_t rel = rel0 + i;
+    if (L > 0 && rel >= 0 && rel < (int64_t)p.qk_batch_ratio * L && store) {
+        const int g = int(rel / L), t = int(rel % L);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) store_token_row(p, req.qo_begin + t, g, h, q, lane, acc[q], lse);
+    }
+}
 __device__ __forceinline__ int pick4(const int (&v)[4], int u) {  // v[u] without a local-memory index
     return u == 0 ? v[0] : u == 1 ? v[1] : u == 2 ? v[2] : v[3];
 }
@@ -209,13 +224,7 @@ __device__ __forceinline__ void reduce_split_tile(const mla_reduce_params& p, in
                         for (int q = 0; q < 4; ++q) add4(acc[q], w[u], v[u][q]);
                 }
             }
-        // row i of the tile is token t of head group g of request b (docs/plan-layout.md)
-        const int64_t rel = rel0 + i;
-        if (L > 0 && rel >= 0 && rel < (int64_t)p.qk_batch_ratio * L && (!MLA_RTILES_NO_STORE || p.batch_size < 0)) {
-            const int g = int(rel / L), t = int(rel % L);
-#pragma unroll
-            for (int q = 0; q < 4; ++q) store_token_row(p, req.qo_begin + t, g, h, q, lane, acc[q], lse);
-        }
+        store_tile_row(p, req, L, rel0, i, h, lane, acc, lse, !MLA_RTILES_NO_STORE || p.batch_size < 0);
         prow = next_prow;
         x = next_x;
     }
