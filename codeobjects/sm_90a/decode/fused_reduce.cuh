@@ -19,7 +19,7 @@
 // barrier and one L2 atomic per CTA with split works, at its end (~0.5 µs at b 64), and one tile
 // reduction by the CTA that completes a tile (~6.9 µs at b 64, under the other CTAs' KV stream);
 // the reducer kernel's launch is saved, but its path costs less where tiles split (~4.9 µs at
-// b 64): +2.5 to +3.9 µs end to end there, -1.6 to -2.2 where no tile splits.
+// b 64): +2.5 to +3.2 µs end to end there, -1.6 to -2.2 where no tile splits.
 #pragma once
 #include "decode/decode_kernel.cuh"
 #include "reduce/split_tile.cuh"
