@@ -500,8 +500,6 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     p.cp_rank = cprr ? a.cp_rank : 0;
     p.g_kv_indptr = cprr ? a.g_kv_indptr : nullptr;  // W = 1: not read, not passed
     p.out_fp32 = out32 ? 1 : 0;
-    p.reduce_indptr = pb.reduce_indptr;
-    p.reduce_partial_map = pb.reduce_partial_map;
     p.tile_counters = d.fused_reduce ? a.tile_counters : nullptr;
     // TMA boxes of min(page_size, 64) rows need whole 8-row swizzle atoms (page size >= 8) and a
     // cache of at least one page; the driver's alignment rules (cache pointer and page stride
@@ -527,6 +525,10 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     rp.qk_batch_ratio = r;
     rp.num_tiles = d.reduce_grid > 0 ? int(sz.reduce_indptr_len - 1) : 0;
     rp.out_fp32 = out32 ? 1 : 0;
+    // the fused reduction's view (decode_params.h): the same struct, with every tile of the plan
+    // (the kernel bounds a split work's tile, dw 7, by it)
+    p.reduce = rp;
+    p.reduce.num_tiles = int32_t(std::max<int64_t>(sz.reduce_indptr_len - 1, 0));
     return d;
 }
 

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -53,8 +54,14 @@ TEST_CASE("fused reduction: one launch where both rows allow it, with the counte
         CHECK(std::string(r->symbol) == table_symbol(MLA_DTYPE_BF16, MLA_DTYPE_BF16, k.m) + "_fused");
         const mla_decode_params p = params_of(r);
         CHECK(p.tile_counters == cnt.data());
-        CHECK(p.reduce_indptr == c.plan.reduce_indptr);
-        CHECK(p.reduce_partial_map == c.plan.reduce_partial_map);
+        // the reducer's params struct, with every tile of the plan (the kernel bounds dw 7 by it)
+        CHECK(p.reduce.reduce_indptr == c.plan.reduce_indptr);
+        CHECK(p.reduce.reduce_final_map == c.plan.reduce_final_map);
+        CHECK(p.reduce.reduce_partial_map == c.plan.reduce_partial_map);
+        CHECK(p.reduce.num_tiles == c.sz.reduce_indptr_len - 1);
+        CHECK(p.reduce.partial_out == c.a.workspace);
+        CHECK(p.reduce.out == c.a.out);
+        CHECK(p.reduce.kernel_heads == p.kernel_heads);
         CHECK(p.partial_out == c.a.workspace);
         // without counters: the plain kernel, the same params but for the counters, then the reducer
         c.a.tile_counters = nullptr;
@@ -65,7 +72,13 @@ TEST_CASE("fused reduction: one launch where both rows allow it, with the counte
         CHECK(std::string(fake_rt_launch(2)->symbol) == "mla_reduce_tiles_bf16");
         const mla_decode_params p2 = params_of(fake_rt_launch(1));
         CHECK(p2.tile_counters == nullptr);
-        CHECK(p2.reduce_indptr == c.plan.reduce_indptr);
+        // p2.reduce is the reducer kernel's params, byte for byte
+        const fake_rt_launch_record* rr = fake_rt_launch(2);
+        REQUIRE(rr->args_bytes == sizeof(mla_reduce_params));
+        mla_reduce_params rp;
+        std::memcpy(&rp, rr->args, sizeof rp);
+        CHECK(rp.num_tiles == p2.reduce.num_tiles);
+        CHECK(std::memcmp(&rp, &p2.reduce, sizeof rp) == 0);
         mla_context_destroy(ctx);
     }
 }

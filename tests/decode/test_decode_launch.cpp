@@ -571,6 +571,8 @@ TEST_CASE("decode launch: fp32 out sets out_fp32 in the decode and the reduce pa
         // every other byte of the params equals the bf16 call's
         mla_decode_params pb = params_of(r0);
         pb.out_fp32 = 1;
+        pb.reduce.out_fp32 = 1;  // (the fused reduction's copy of the reducer's params)
+        CHECK(p.reduce.out_fp32 == 1);
         CHECK(std::memcmp(&pb, &p, sizeof p) == 0);
         if (c.sz.partial_rows > 0) {
             REQUIRE(n_bf == 2);

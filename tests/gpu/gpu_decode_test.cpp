@@ -63,8 +63,42 @@ int row_tile(const Spec& s);
 // the same tolerances, and must hold values no bf16 can (else the kernels wrote bf16 values).
 // need_whole_tiles: the launch rule must pick mla_reduce.csv's spread-0 row (the whole-tile
 // reducer: tiles x M > 2 x clusters, src/launch/decode_check.cpp).
+// The fused route is the one that ran (expect_fused): one more call with every tile counter preset
+// to kProbe (a caller's error: no tile can then complete its count, so none is reduced) must leave
+// counter t at kProbe + the tile's fragments (each split work of t counted in once) and the error
+// flag clear (every split work's dw 7 passed the kernel's bound check); the reducer route leaves
+// kProbe. The counters are zeroed again after. false + why otherwise.
+bool probe_fused_route(DeviceRun& run, std::string& why) {
+    constexpr int32_t kProbe = 0x01010101;  // memset_d8 of 0x01
+    const int64_t T = run.sizes.reduce_indptr_len - 1;
+    std::vector<int32_t> ri(size_t(T + 1)), cnt;
+    int32_t flag = -1;
+    mla_context* ctx = run.ctx;
+    if (T < 1 || !run.args.tile_counters) return why = "no tile counters to probe", false;
+    if (mla_memcpy_dtoh(ctx, ri.data(), run.plan.reduce_indptr, ri.size() * 4, nullptr) ||
+        mla_memset_d8(ctx, run.args.tile_counters, 0x01, size_t(T) * 4, nullptr) ||
+        mla_memset_d8(ctx, run.error_flag, 0, 4, nullptr) || !run.launch() ||
+        mla_stream_synchronize(ctx, nullptr) || !run.fetch_counters(cnt) ||
+        mla_memcpy_dtoh(ctx, &flag, run.error_flag, 4, nullptr) ||
+        mla_memset_d8(ctx, run.args.tile_counters, 0, size_t(T) * 4, nullptr))
+        return why = "route probe: " + run.error + " " + mla_last_error(), false;
+    if (flag != 0) return why = "route probe: error flag " + std::to_string(flag), false;
+    int64_t counted = 0;
+    for (int64_t t = 0; t < T; ++t) {
+        const int32_t want = kProbe + (ri[t + 1] - ri[t]);
+        counted += cnt[t] - kProbe;
+        if (cnt[t] != want)
+            return why = "route probe: tile " + std::to_string(t) + " counter " + std::to_string(cnt[t] - kProbe) +
+                         " above the preset, its fragments " + std::to_string(ri[t + 1] - ri[t]) +
+                         " (the *_fused kernel did not count it in)",
+                   false;
+    }
+    if (counted == 0) return why = "route probe: no split work counted in (the reducer route ran)", false;
+    return true;
+}
+
 CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1, bool need_split = false,
-                       bool need_whole_tiles = false) {
+                       bool need_whole_tiles = false, bool expect_fused = false) {
     CaseResult cr;
     const Spec& s = p.spec;
     std::set<int> poisoned_reqs;
@@ -148,12 +182,17 @@ CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1, bool need
                   rounded ? "; fp32 out holds only bf16 values (written as bf16?)" : "",
                   r.first_bad.empty() ? "" : "; first: ", r.first_bad.c_str());
     cr.msg = buf;
+    std::string why;
+    if (cr.ok && expect_fused && !probe_fused_route(run, why)) {
+        cr.ok = false;
+        cr.msg += "; " + why;
+    }
     return cr;
 }
 
 CaseResult run_case(mla_context* ctx, const Spec& s, int bad_page = -1, bool need_split = false,
-                    bool need_whole_tiles = false) {
-    return run_problem(ctx, make_problem(s), bad_page, need_split, need_whole_tiles);
+                    bool need_whole_tiles = false, bool expect_fused = false) {
+    return run_problem(ctx, make_problem(s), bad_page, need_split, need_whole_tiles, expect_fused);
 }
 
 int row_tile(const Spec& s) {
@@ -342,7 +381,8 @@ int main(int argc, char** argv) {
                 if (lse && causal) s.out_dtype = MLA_DTYPE_FP32;
                 s.fused_reduce = true;
                 s.seed = 4100 + 4 * qlen + 2 * lse + causal;
-                report(s, run_case(ctx, s, -1, /*need_split=*/true, /*need_whole_tiles=*/true), "fused reduction ");
+                report(s, run_case(ctx, s, -1, /*need_split=*/true, /*need_whole_tiles=*/true, /*expect_fused=*/true),
+                       "fused reduction ");
             }
     // Round-robin context parallel (cprr rows, causal only): rank r of W's shard of a whole
     // problem, against the CPU reference of the shard. Every (dtype pair, M, lse) cprr row, with

@@ -7,6 +7,8 @@
 #pragma once
 #include <stdint.h>
 
+#include "../reduce/reduce_params.h"
+
 #define MLA_DECODE_D_QK 576 /* Q / K row: 512 latent (nope) + 64 rope */
 #define MLA_DECODE_D_V 512  /* V = the first 512 columns of the KV row */
 
@@ -71,13 +73,14 @@ struct mla_decode_params {
     /* The fused split-KV reduction (decode/fused_reduce.cuh; the *_fused builds of the 16- and
      * 32-row bf16 wgmma kernels, mla_decode.csv rows keyed fused = 1): when tile_counters is not
      * NULL, the CTA that completes a split tile's count reduces it into out / lse, and no reducer
-     * kernel runs. The plan's
-     * reduce_indptr / reduce_partial_map, and the caller's zeroed counters, one per planned tile
-     * (mla_decode_args tile_counters), which the kernel leaves at 0. NULL: the reducer kernel runs
-     * after this one (the other kernels ignore the three fields). */
-    const int32_t* reduce_indptr;      /* [tiles + 1]                                            */
-    const int32_t* reduce_partial_map; /* [fragments]                                            */
-    int32_t* tile_counters;            /* [tiles] or NULL                                        */
+     * kernel runs. `reduce` is the reducer kernel's params struct as the host fills it for that
+     * kernel (src/launch/decode_check.cpp), with num_tiles = the plan's qo tiles
+     * (reduce_indptr_len - 1) whether or not a reducer is launched: the kernel checks a split
+     * work's tile (work dw 7) against it and reduce_final_map. tile_counters: the caller's zeroed
+     * counters, one per planned tile (mla_decode_args tile_counters), which the kernel leaves at 0.
+     * NULL: the reducer kernel runs after this one (the other kernels ignore both fields). */
+    struct mla_reduce_params reduce;
+    int32_t* tile_counters;         /* [reduce.num_tiles] or NULL                               */
 };
 
 #ifdef __cplusplus

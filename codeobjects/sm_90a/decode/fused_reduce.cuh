@@ -14,12 +14,18 @@
 // The counters so start and end every call at 0: the caller zeroes them once (mla_decode_args
 // tile_counters), and a CUDA graph can replay the call. A work the kernel rejects
 // (MLA_DECODE_ERR_PLAN) never counts in: its tile stays unreduced and its counter non-zero, which
-// the caller must clear after such an error. The tile index (dw 7) is trusted as the plan's partial
-// rows are: plans come from libmla's v1_2 planner. Cost (docs/performance.md, session 15): one
-// barrier and one L2 atomic per CTA with split works, at its end (~0.5 µs at b 64), and one tile
-// reduction by the CTA that completes a tile (~6.9 µs at b 64, under the other CTAs' KV stream);
-// the reducer kernel's launch is saved, but its path costs less where tiles split (~4.9 µs at
-// b 64): +2.5 to +3.2 µs end to end there, -1.6 to -2.2 where no tile splits.
+// the caller must clear after such an error. A split work's tile t (dw 7) is checked before it
+// counts in: t in [0, reduce.num_tiles) and reduce_final_map[t] equal to the work's own qo rows;
+// a work that fails is flagged MLA_DECODE_ERR_PLAN and never counts in (so a foreign plan cannot
+// make the kernel write past the counters or reduce another tile). The fragment rows
+// (reduce_indptr, reduce_partial_map) are trusted as the reducer kernel trusts them.
+// Latency: thread 0 fetches a split work's fragment count and final map by cp.async at the
+// work's start, and its fragments' first partial rows when the work is noted, so the end-of-CTA
+// chain is barrier, atomic, barrier, one round of loads (reduce_tile_short: tiles of up to
+// kFusedFrags fragments; longer tiles take reduce_split_tile). Cost (docs/performance.md, sessions
+// 15-16): at b 64 the fused path takes 44.3 µs against the reducer kernel path's 43.1; at
+// s_k 16384 and b 1536 the two are equal within 0.7 µs; where no tile splits it saves the
+// reducer launch (-1.6 to -2.2 µs on the main job, session 15).
 #pragma once
 #include "decode/decode_kernel.cuh"
 #include "reduce/split_tile.cuh"
@@ -32,15 +38,6 @@
 #ifndef MLA_FUSED_ABLATE
 #define MLA_FUSED_ABLATE 0
 #endif
-// MLA_FUSED_SHORT=1 (off; prepared in session 15, not yet run on a GPU): the fragment count
-// prefetched at a split work's start and its fragment rows when it is noted (cp.async), and tiles
-// of at most kFusedFrags fragments reduced by reduce_tile_short (every load of two pairs per warp
-// in one round). Session 15 call 6 put the fused reductions at ~6.9 µs of b 64's 45.7; this
-// aims at ~2-3 (docs/performance.md, "For the next session (written at the end of session 15)").
-#ifndef MLA_FUSED_SHORT
-#define MLA_FUSED_SHORT 0
-#endif
-
 namespace mla_dec {
 
 constexpr int kFusedPending = 4;  // split works noted before a flush (v1_2 plans give a CTA at most 2)
@@ -53,6 +50,7 @@ struct FusedPending {
     mla_split::Request req[kFusedPending];  // its request b and qo_indptr[b], qo_indptr[b + 1]
     int4 tile[kFusedPending];               // (f0, f1, qo_start, qo_end) to reduce; qo_end -1: none
     int count[kFusedPending][2];            // reduce_indptr[t], [t + 1] (cp.async at the work's start)
+    int fmap[kFusedPending][2];             // reduce_final_map[t] (idem); (-1, -1): t out of range
     int rows[kFusedPending][kFusedFrags];   // reduce_partial_map[f0 ..] (cp.async when noted)
 };
 
@@ -64,13 +62,21 @@ __device__ __forceinline__ void cp_async4(void* dst, const int* src) {
 }
 
 // At the start of work wi (all threads; before the body's first cp.async wait): thread 0 fetches
-// the fragment count of a split work's tile into pending entry n, so that it has landed when the
-// work ends (the body waits for every cp.async of the thread at its first tile).
+// the fragment count and final map of a split work's tile into pending entry n, so that they have
+// landed when the work ends (the body waits for every cp.async of the thread at its first tile).
+// A tile outside [0, num_tiles) gets count (0, 0) and map (-1, -1): fused_flush rejects it.
 __device__ __forceinline__ void fused_prefetch(const mla_decode_params& p, FusedPending& fp, int n, int wi, const Work& w) {
-    if (!MLA_FUSED_SHORT || p.tile_counters == nullptr || w.pql < 0 || n >= kFusedPending || threadIdx.x != 0) return;
+    if (p.tile_counters == nullptr || w.pql < 0 || n >= kFusedPending || threadIdx.x != 0) return;
     const int t = p.work_info_set[8 * (int64_t)wi + 7];  // (the row is in L1 since load_work)
-    cp_async4(&fp.count[n][0], p.reduce_indptr + t);
-    cp_async4(&fp.count[n][1], p.reduce_indptr + t + 1);
+    if (t < 0 || t >= p.reduce.num_tiles) {
+        fp.count[n][0] = fp.count[n][1] = 0;
+        fp.fmap[n][0] = fp.fmap[n][1] = -1;
+        return;
+    }
+    cp_async4(&fp.count[n][0], p.reduce.reduce_indptr + t);
+    cp_async4(&fp.count[n][1], p.reduce.reduce_indptr + t + 1);
+    cp_async4(&fp.fmap[n][0], p.reduce.reduce_final_map + 2 * (int64_t)t);
+    cp_async4(&fp.fmap[n][1], p.reduce.reduce_final_map + 2 * (int64_t)t + 1);
 }
 
 // The short reduction of tile (f0, f1, qs, qe), F = f1 - f0 <= kFusedFrags fragments whose first
@@ -146,45 +152,30 @@ __device__ __forceinline__ int fused_flush(const mla_decode_params& p, FusedPend
     if (n == 0 || MLA_FUSED_ABLATE == 2) return 0;
     __syncthreads();  // every thread's partial rows stored; fp.work / fp.req written
     const int tid = threadIdx.x;
-    if (tid < n) {  // the add (and the count's loads, without MLA_FUSED_SHORT) in one round trip
+    if (tid < n) {  // check, add and decide in one round trip (fp.count / fp.fmap landed at tile 0)
         const int4 wk = fp.work[tid];
-        const int t = wk.x;
-        // (MLA_FUSED_SHORT: thread 0's cp.async at the work's start, landed; the fragment rows,
-        // cp.async when noted, land meanwhile)
-        const int f0 = MLA_FUSED_SHORT ? fp.count[tid][0] : p.reduce_indptr[t];
-        const int f1 = MLA_FUSED_SHORT ? fp.count[tid][1] : p.reduce_indptr[t + 1];
-        int old;
-        asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;" : "=r"(old) : "l"(p.tile_counters + t) : "memory");
-        const bool last = old == f1 - f0 - 1;
-        if (last) p.tile_counters[t] = 0;  // every fragment has counted in: nothing else touches it this call
+        const int t = wk.x, f0 = fp.count[tid][0], f1 = fp.count[tid][1];
+        const bool ok = t >= 0 && t < p.reduce.num_tiles && fp.fmap[tid][0] == wk.y && fp.fmap[tid][1] == wk.z && f1 > f0;
+        bool last = false;
+        if (ok) {
+            int old;
+            asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;" : "=r"(old) : "l"(p.tile_counters + t) : "memory");
+            last = old == f1 - f0 - 1;
+            if (last) p.tile_counters[t] = 0;  // every fragment has counted in: nothing else touches it this call
+        } else if (p.error_flag) {
+            atomicOr(p.error_flag, MLA_DECODE_ERR_PLAN);  // not this work's tile: never counted in
+        }
         fp.tile[tid] = last ? make_int4(f0, f1, wk.y, wk.z) : make_int4(0, 0, 0, -1);
     }
-    if (MLA_FUSED_SHORT) asm volatile("cp.async.wait_all;\n" ::: "memory");  // the fragment rows of fused_note
+    asm volatile("cp.async.wait_all;\n" ::: "memory");  // the fragment rows of fused_note
     __syncthreads();
-    mla_reduce_params rp;
-    rp.partial_out = p.partial_out;
-    rp.partial_lse = p.partial_lse;
-    rp.reduce_indptr = p.reduce_indptr;
-    rp.reduce_final_map = nullptr;  // (not read by reduce_split_tile)
-    rp.reduce_partial_map = p.reduce_partial_map;
-    rp.qo_indptr = p.qo_indptr;
-    rp.out = p.out;
-    rp.lse = p.lse;
-    rp.out_stride_token = p.out_stride_token;
-    rp.out_stride_head = p.out_stride_head;
-    rp.batch_size = p.batch_size;
-    rp.num_heads = p.num_heads;
-    rp.kernel_heads = p.kernel_heads;
-    rp.qk_batch_ratio = p.qk_batch_ratio;
-    rp.num_tiles = 0;  // (not read)
-    rp.out_fp32 = p.out_fp32;
     for (int i = 0; i < n; ++i) {
         const int4 tile = fp.tile[i];
         if (tile.w < 0 || MLA_FUSED_ABLATE == 1) continue;
-        if (MLA_FUSED_SHORT && tile.y - tile.x <= kFusedFrags)
-            reduce_tile_short(rp, tile, fp.rows[i], fp.req[i], tid >> 5, blockDim.x >> 5, tid & 31);
+        if (tile.y - tile.x <= kFusedFrags)
+            reduce_tile_short(p.reduce, tile, fp.rows[i], fp.req[i], tid >> 5, blockDim.x >> 5, tid & 31);
         else
-            mla_split::reduce_split_tile<true>(rp, tile, tid >> 5, blockDim.x >> 5, tid & 31, fp.req[i]);
+            mla_split::reduce_split_tile<true>(p.reduce, tile, tid >> 5, blockDim.x >> 5, tid & 31, fp.req[i]);
     }
     return 0;
 }
@@ -209,9 +200,9 @@ __device__ __forceinline__ void fused_note(const mla_decode_params& p, FusedPend
         fp.work[n] = make_int4(p.work_info_set[8 * (int64_t)wi + 7], qs, qs + w.nrows / p.kernel_heads, 0);
         fp.req[n] = mla_split::Request{w.b, w.qo_b, w.qo_b + w.L};
     }
-    if (MLA_FUSED_SHORT && threadIdx.x < kFusedFrags) {  // the fragments' first partial rows, landing by fused_flush
+    if (threadIdx.x < kFusedFrags) {  // the fragments' first partial rows, landing by fused_flush
         const int f0 = fp.count[n][0], F = fp.count[n][1] - f0;  // (fused_prefetch's, visible since tile 0)
-        if (threadIdx.x < F) cp_async4(&fp.rows[n][threadIdx.x], p.reduce_partial_map + f0 + threadIdx.x);
+        if (threadIdx.x < F) cp_async4(&fp.rows[n][threadIdx.x], p.reduce.reduce_partial_map + f0 + threadIdx.x);
     }
     ++n;
 }
