@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`mla bench --targets --list` (no device): the table holds issue 8's 13 target rows, each
 with FlashMLA's figure (anchors.md §0) and the target, in the columns a GPU run fills (the time
-after do_bench's L2 flush and the idle-GPU time), and `--list` alone is refused. On a GPU
+after do_bench's L2 flush and the idle-GPU time), and `--list` alone is refused; `--fused-reduce`
+(tile counters on every call) lists the same rows and is named in `--help`. On a GPU
 `mla bench --targets` times the same rows and says which are met. Usage: test_cli_bench.py
 <mla program>."""
 import os
@@ -41,4 +42,9 @@ check("issue 8's target rows", got, want)
 q = subprocess.run([mla, "bench", "--list"], capture_output=True, text=True)
 check("--list without --targets: exit status", q.returncode, 2)
 check("--list without --targets: message", q.stderr.strip(), "mla bench: --list goes with --targets")
+f = subprocess.run([mla, "bench", "--targets", "--list", "--fused-reduce"], capture_output=True, text=True)
+check("--fused-reduce: exit status", f.returncode, 0)
+check("--fused-reduce: the same table", f.stdout, p.stdout)
+h = subprocess.run([mla, "bench", "--help"], capture_output=True, text=True)
+check("--help names --fused-reduce", "--fused-reduce" in h.stdout, True)
 finish()
