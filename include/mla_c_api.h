@@ -835,17 +835,19 @@ typedef struct mla_decode_args {
      * call leaves it zeroed again, so the same buffer serves every layer and step, eager or
      * replayed in a CUDA graph, as long as the calls that share it run in stream order (one
      * buffer per stream that decodes concurrently). With it, a v1_2 plan (fast_mode 1) made by
-     * libmla's planner for these params (the kernel trusts each work's tile index, dw 7, as it
-     * trusts the plan's partial rows), a reducer row for the plan's geometry that says
+     * libmla's planner for these params (the kernel checks each split work's tile index, dw 7,
+     * against the plan's tile count and reduce_final_map and rejects a work that fails with
+     * MLA_DECODE_ERR_PLAN; it trusts the plan's partial rows), a reducer row for the plan's geometry that says
      * launch_fused 1 (many split tiles, not the wide reducer's few long ones) and a decode row
      * keyed fused = 1 (the 16- and 32-row bf16 wgmma kernels, *_fused; none for context
      * parallel, cp_world_size > 1, yet), that kernel reduces the split tiles itself (the CTA that finishes a
      * tile's last fragment reduces it, docs/plan-layout.md "Fused reduction") and mla_decode_fwd
      * launches one kernel instead of two, with the same results. Otherwise the buffer is not
-     * touched. Measured on the H200 (docs/performance.md, session 15): one launch saves ~3 us of
-     * host time per call and ~1.8 us on plans without split tiles (b = 128, 4K tokens), but the
-     * reduction at the end of the decode costs ~3 us more than the reducer kernel where tiles
-     * split (b = 64 / 1K, b = 128 / 16K, b = 1536 / 2K tokens). If error_flag reports
+     * touched. Measured on the H200 (docs/performance.md, sessions 15-16): one launch saves ~3
+     * us of host time per call, 0.7-2.2 us on plans without split tiles (b = 128, 4K tokens) and
+     * ~7 us at 2 query tokens (b = 128, 4K, 16 heads); where tiles split it costs ~1.3 us more
+     * than the reducer kernel at b = 64 / 1K tokens and the same within 1 us at b = 128 / 16K and
+     * b = 1536 / 2K. If error_flag reports
      * MLA_DECODE_ERR_PLAN (4), a rejected work left its tile's counter non-zero: zero the buffer
      * again. */
     int32_t* tile_counters;

@@ -97,6 +97,54 @@ bool probe_fused_route(DeviceRun& run, std::string& why) {
     return true;
 }
 
+// The fused kernel's tile check: one split work whose dw 7 names no tile of its own (the tile
+// count, -1, another tile) must set MLA_DECODE_ERR_PLAN (4) and never count in, so its own tile
+// t stops one short (counter F_t - 1, not reduced) while every other tile completes and resets
+// its counter (0). The plan and the counters are restored after. false + why otherwise.
+bool probe_bad_tile(DeviceRun& run, std::string& why) {
+    mla_context* ctx = run.ctx;
+    const int64_t T = run.sizes.reduce_indptr_len - 1, rows = run.sizes.work_info_set_rows;
+    std::vector<int32_t> ri(size_t(T + 1)), fmap(size_t(2 * T)), ws(size_t(8 * rows)), cnt;
+    auto fail = [&](const std::string& m) { return why = "bad-tile probe: " + m, false; };
+    if (mla_memcpy_dtoh(ctx, ri.data(), run.plan.reduce_indptr, ri.size() * 4, nullptr) ||
+        mla_memcpy_dtoh(ctx, fmap.data(), run.plan.reduce_final_map, fmap.size() * 4, nullptr) ||
+        mla_memcpy_dtoh(ctx, ws.data(), run.plan.work_info_set, ws.size() * 4, nullptr))
+        return fail(std::string("copy the plan back: ") + mla_last_error());
+    int64_t wi = -1;  // a split work (partial_qo_loc, dw 1, >= 0) of a tile of >= 2 fragments
+    for (int64_t i = 0; i < rows && wi < 0; ++i) {
+        const int32_t t = ws[8 * i + 7];
+        if (ws[8 * i + 1] >= 0 && t >= 0 && t < T && ri[t + 1] - ri[t] >= 2) wi = i;
+    }
+    if (wi < 0 || T < 2) return fail("no split work to corrupt");
+    const int32_t t = ws[8 * wi + 7];
+    int32_t other = (t + 1) % int32_t(T);
+    while (fmap[2 * other] == fmap[2 * t] && fmap[2 * other + 1] == fmap[2 * t + 1]) other = (other + 1) % int32_t(T);
+    for (const int32_t bad : {int32_t(T), int32_t(-1), other}) {
+        std::vector<int32_t> w2 = ws;
+        w2[8 * wi + 7] = bad;
+        int32_t flag = -1;
+        if (mla_memcpy_htod(ctx, run.plan.work_info_set, w2.data(), w2.size() * 4, nullptr) ||
+            mla_memset_d8(ctx, run.args.tile_counters, 0, size_t(T) * 4, nullptr) ||
+            mla_memset_d8(ctx, run.error_flag, 0, 4, nullptr) || !run.launch() ||
+            mla_stream_synchronize(ctx, nullptr) || !run.fetch_counters(cnt) ||
+            mla_memcpy_dtoh(ctx, &flag, run.error_flag, 4, nullptr))
+            return fail(run.error + " " + mla_last_error());
+        const std::string tag = "dw 7 = " + std::to_string(bad) + " (tile " + std::to_string(t) + "): ";
+        if (!(flag & 4)) return fail(tag + "error flag " + std::to_string(flag) + ", expected bit 4");
+        for (int64_t u = 0; u < T; ++u) {
+            const int32_t want = u == t ? ri[t + 1] - ri[t] - 1 : 0;
+            if (cnt[u] != want)
+                return fail(tag + "counter " + std::to_string(u) + " is " + std::to_string(cnt[u]) + ", expected " +
+                            std::to_string(want));
+        }
+    }
+    if (mla_memcpy_htod(ctx, run.plan.work_info_set, ws.data(), ws.size() * 4, nullptr) ||
+        mla_memset_d8(ctx, run.args.tile_counters, 0, size_t(T) * 4, nullptr) ||
+        mla_memset_d8(ctx, run.error_flag, 0, 4, nullptr))
+        return fail("restore the plan");
+    return true;
+}
+
 CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1, bool need_split = false,
                        bool need_whole_tiles = false, bool expect_fused = false) {
     CaseResult cr;
@@ -183,7 +231,7 @@ CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1, bool need
                   r.first_bad.empty() ? "" : "; first: ", r.first_bad.c_str());
     cr.msg = buf;
     std::string why;
-    if (cr.ok && expect_fused && !probe_fused_route(run, why)) {
+    if (cr.ok && expect_fused && (!probe_fused_route(run, why) || !probe_bad_tile(run, why))) {
         cr.ok = false;
         cr.msg += "; " + why;
     }
@@ -358,13 +406,17 @@ int main(int argc, char** argv) {
             // (their *_fused builds); without, the reducer kernel
             for (const bool fused : {true, false}) {
                 s.fused_reduce = fused;
-                report(s, run_case(ctx, s, -1, /*need_split=*/true, /*need_whole_tiles=*/true),
+                // (16- and 32-row tiles: the *_fused kernel, probed; 64 rows: the qm kernel and
+                // the reducer, counters or not)
+                report(s, run_case(ctx, s, -1, /*need_split=*/true, /*need_whole_tiles=*/true,
+                                   /*expect_fused=*/fused && row_tile(s) <= 32),
                        fused ? "tile reducer " : "tile reducer (reducer kernel) ");
             }
         }
     }
     // The fused reduction's *_fused kernels (16 and 32 rows, bf16) over lse x causal, with block
-    // tables and fp32 out on two of them: 40 requests of ~2000 tokens split many tiles (spread 0).
+    // tables and fp32 out on two of them and page size 4 on one: 40 requests of ~2000 tokens split
+    // many tiles (spread 0). Each also probes the route and the kernel's tile check (dw 7).
     for (int qlen : {1, 2})
         for (int lse = 0; lse < 2; ++lse)
             for (int causal = 0; causal < 2; ++causal) {
@@ -374,7 +426,8 @@ int main(int argc, char** argv) {
                 s.qlen = qlen;
                 s.batch = 40;
                 s.kv_len = 2000;
-                s.page_size = qlen == 1 ? 64 : 16;
+                // (page 4 on one: the *_fused kernel's cp.async loader, TMA needs page >= 8)
+                s.page_size = qlen == 1 ? (causal && !lse ? 4 : 64) : 16;
                 s.lse = lse;
                 s.causal = causal;
                 s.block_table = lse && !causal;

@@ -31,6 +31,8 @@ namespace mla_wg {
 template <int N, bool Q8, bool KV8, bool kFused = false>
 __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char* smem) {
     static_assert(!kFused || !KV8, "the fused reduction is built for bf16 KV only");
+    // (fused_prefetch's cp.async joins load_q's commit group, which the fp8-Q staging lacks)
+    static_assert(!kFused || !Q8, "the fused reduction is built for bf16 Q only");
     static_assert(!kFused || !MLA_WG_XWORK, "the cross-work variant has no fused reduction");
     using C = Cfg<N, KV8>;
     constexpr int NQ = C::NQ, NR = NQ / 2, NI = NQ / 4;

@@ -63,7 +63,9 @@ __device__ __forceinline__ void cp_async4(void* dst, const int* src) {
 
 // At the start of work wi (all threads; before the body's first cp.async wait): thread 0 fetches
 // the fragment count and final map of a split work's tile into pending entry n, so that they have
-// landed when the work ends (the body waits for every cp.async of the thread at its first tile).
+// landed when the work ends (they join load_q's commit group; the body's cp_wait<0> and barrier
+// after its tile loop, decode_wgmma.cuh, come before fused_note reads them, also for a work
+// with no tiles).
 // A tile outside [0, num_tiles) gets count (0, 0) and map (-1, -1): fused_flush rejects it.
 __device__ __forceinline__ void fused_prefetch(const mla_decode_params& p, FusedPending& fp, int n, int wi, const Work& w) {
     if (p.tile_counters == nullptr || w.pql < 0 || n >= kFusedPending || threadIdx.x != 0) return;
@@ -152,7 +154,7 @@ __device__ __forceinline__ int fused_flush(const mla_decode_params& p, FusedPend
     if (n == 0 || MLA_FUSED_ABLATE == 2) return 0;
     __syncthreads();  // every thread's partial rows stored; fp.work / fp.req written
     const int tid = threadIdx.x;
-    if (tid < n) {  // check, add and decide in one round trip (fp.count / fp.fmap landed at tile 0)
+    if (tid < n) {  // check, add and decide in one round trip (fp.count / fp.fmap visible since fused_note)
         const int4 wk = fp.work[tid];
         const int t = wk.x, f0 = fp.count[tid][0], f1 = fp.count[tid][1];
         const bool ok = t >= 0 && t < p.reduce.num_tiles && fp.fmap[tid][0] == wk.y && fp.fmap[tid][1] == wk.z && f1 > f0;
@@ -201,7 +203,7 @@ __device__ __forceinline__ void fused_note(const mla_decode_params& p, FusedPend
         fp.req[n] = mla_split::Request{w.b, w.qo_b, w.qo_b + w.L};
     }
     if (threadIdx.x < kFusedFrags) {  // the fragments' first partial rows, landing by fused_flush
-        const int f0 = fp.count[n][0], F = fp.count[n][1] - f0;  // (fused_prefetch's, visible since tile 0)
+        const int f0 = fp.count[n][0], F = fp.count[n][1] - f0;  // (fused_prefetch's, waited for after the tile loop)
         if (threadIdx.x < F) cp_async4(&fp.rows[n][threadIdx.x], p.reduce.reduce_partial_map + f0 + threadIdx.x);
     }
     ++n;

@@ -1,5 +1,6 @@
 // reduce_params.h - the plain params struct of the sm_90a split-KV reducers (mla_reduce.cu),
-// shared by reduce.cu and the host launch code (src/launch/). Plain C types only.
+// shared by mla_reduce.cu, the host launch code (src/launch/) and the decode kernels' params
+// (decode_params.h: mla_decode_params.reduce, the fused reduction's view). Plain C types only.
 // Contract: docs/plan-layout.md "Reduce".
 #pragma once
 #include <stdint.h>
