@@ -34,7 +34,7 @@ struct mla_context {
         static constexpr long kAbsent = LONG_MIN;
         const mla::reg::Row* row = nullptr;
         long threads = -1, smem = -1, units_per_cta = kAbsent, pdl = kAbsent, kv_tma = kAbsent, kv_tma_l2 = kAbsent,
-             fused = kAbsent;
+             fused = kAbsent, cluster = kAbsent;
     };
     std::unordered_map<uint64_t, LaunchRow> launch_rows;
     std::unordered_map<mla::rt::Function, int> max_dynamic_shared;   // value last set per kernel
@@ -111,6 +111,7 @@ mla_context::LaunchRow context_row_cached(mla_context* ctx, uint64_t id, const s
     lr.kv_tma = lr.row->get_int("launch_kv_tma", mla_context::LaunchRow::kAbsent);
     lr.kv_tma_l2 = lr.row->get_int("launch_kv_tma_l2", mla_context::LaunchRow::kAbsent);
     lr.fused = lr.row->get_int("launch_fused", mla_context::LaunchRow::kAbsent);
+    lr.cluster = lr.row->get_int("launch_cluster", mla_context::LaunchRow::kAbsent);
     std::lock_guard<std::mutex> lock(ctx->mutex);
     ctx->launch_rows[id] = lr;
     return lr;

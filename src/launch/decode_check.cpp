@@ -396,6 +396,13 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     // starts with griddepcontrol.wait, so it reads nothing before the kernel ahead has finished;
     // its CTAs become resident while that kernel's last CTAs run)
     d.decode_programmatic = launch_flag(*d.decode_row, "launch_pdl", lr.pdl);
+    // launch_cluster (absent: 1): the decode grid as clusters of that many CTAs (1 or 2). Kernels
+    // built for it (the qm TMA body: two CTAs share each KV tile by TMA multicast where their works
+    // read the same KV, decode_qm_tma.cuh) also run correctly without, so a grid that is not a
+    // multiple of it, or a runtime without clusters, launches plainly
+    const long cl = lr.cluster == mla_context::LaunchRow::kAbsent ? 1 : lr.cluster;
+    MLA_CHECK(cl == 1 || cl == 2, MLA_ERROR_TABLE,
+              d.decode_row->file << ":" << d.decode_row->line << ": launch_cluster must be 1 or 2, got " << cl);
     // fused = 1 rows must name a kernel with the fused reduction (decode/fused_reduce.cuh): the
     // bf16-KV wgmma body of 16 and 32 rows, built as *_fused
     MLA_CHECK(!d.fused_reduce || kn == "mla_decode_wg_bf16_bf16_m16_fused" || kn == "mla_decode_wg_bf16_bf16_m32_fused",
@@ -411,6 +418,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                        << "): only the wgmma kernels (mla_decode_qm_*, mla_decode_wg_*, mla_decode_ra_*) write fp32 out; "
                           "use out_dtype bf16");
     d.grid = unsigned(sz.num_clusters);
+    d.decode_cluster = d.grid % unsigned(cl) == 0 ? unsigned(cl) : 1u;
     d.row_tile = m;
     d.kernel_heads = hk;
     d.qk_batch_ratio = r;

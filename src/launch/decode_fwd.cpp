@@ -27,7 +27,8 @@ MLA_API mla_status mla_decode_fwd(mla_context* ctx, const mla_decode_args* args,
         mla::rt::Dim3 grid, block;
         grid.x = d.grid;
         block.x = d.threads;
-        ctx->runtime->launch_as(d.decode_programmatic, fdec, grid, block, d.smem, stream, &d.decode, sizeof d.decode);
+        ctx->runtime->launch_as(d.decode_programmatic, fdec, grid, block, d.smem, stream, &d.decode, sizeof d.decode,
+                                d.decode_cluster);
         if (fred && d.reduce_grid > 0) {
             mla::rt::Dim3 rgrid, rblock;
             rgrid.x = d.reduce_grid;

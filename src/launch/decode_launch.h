@@ -24,6 +24,7 @@ struct DecodeLaunch {
     unsigned reduce_grid_y = 1; // grid y: CTAs per tile (M rows x 4 column quarters / units_per_cta), or 1
     unsigned reduce_threads = 0;
     bool decode_programmatic = false;  // mla_decode.csv launch_pdl: programmatic dependent launch
+    unsigned decode_cluster = 1;       // mla_decode.csv launch_cluster: CTAs per thread-block cluster
     bool reduce_programmatic = false;  // mla_reduce.csv launch_pdl: programmatic dependent launch
     bool fused_reduce = false;  // the decode kernel reduces the split tiles: no reducer launch
     int row_tile = 0;           // M

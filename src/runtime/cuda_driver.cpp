@@ -41,6 +41,7 @@ using CUdriverProcAddressQueryResult = int;
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
 constexpr CUresult CUDA_ERROR_NOT_SUPPORTED = 801;
+constexpr CUresult CUDA_ERROR_INVALID_CLUSTER_SIZE = 912;
 constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
@@ -59,6 +60,7 @@ void* const CU_LAUNCH_PARAM_BUFFER_SIZE = reinterpret_cast<void*>(0x02);
 
 // cuLaunchKernelEx's config (CUlaunchConfig, CUlaunchAttribute of the CUDA 12 driver API; the
 // attribute value is a 64-byte union of which libmla sets one int).
+constexpr int CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4;
 constexpr int CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6;
 struct CUlaunchAttribute {
     int id;
@@ -66,6 +68,7 @@ struct CUlaunchAttribute {
     union alignas(8) {
         char bytes[64];
         int programmatic_stream_serialization_allowed;
+        unsigned cluster_dim[3];  // x, y, z
     } value;
 };
 struct CUlaunchConfig {
@@ -227,6 +230,30 @@ public:
     void launch_programmatic(Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream,
                              const void* args, size_t args_bytes) override {
         launch_with(f, grid, block, dynamic_shared, stream, args, args_bytes, true);
+    }
+
+    // cuLaunchKernelEx with CLUSTER_DIMENSION {cluster, 1, 1} (and PROGRAMMATIC_STREAM_SERIALIZATION
+    // where programmatic); false where the driver refuses it (NOT_SUPPORTED, INVALID_VALUE,
+    // INVALID_CLUSTER_SIZE): the caller launches plainly.
+    bool launch_cluster(Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream, const void* args,
+                        size_t args_bytes, bool programmatic, unsigned cluster) override {
+        check_pid();
+        size_t size = args_bytes;
+        void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
+                         CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+        CUlaunchAttribute attr[2]{};
+        attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr[0].value.cluster_dim[0] = cluster;
+        attr[0].value.cluster_dim[1] = attr[0].value.cluster_dim[2] = 1;
+        attr[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr[1].value.programmatic_stream_serialization_allowed = 1;
+        const CUlaunchConfig cfg{grid.x, grid.y,         grid.z, block.x, block.y, block.z, dynamic_shared,
+                                 stream, attr,           programmatic ? 2u : 1u};
+        const CUresult r = s_.cuLaunchKernelEx(&cfg, f, nullptr, extra);
+        if (r == CUDA_ERROR_NOT_SUPPORTED || r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_INVALID_CLUSTER_SIZE)
+            return false;
+        check(r, MLA_ERROR_LAUNCH, "cuLaunchKernelEx(CLUSTER_DIMENSION)");
+        return true;
     }
 
     void* malloc(size_t bytes) override {

@@ -70,9 +70,23 @@ public:
                                      const void* args, size_t args_bytes) {
         launch(f, grid, block, dynamic_shared, stream, args, args_bytes);
     }
-    // launch_programmatic() where `programmatic` (a table row's launch_pdl), else launch().
+    // launch() / launch_programmatic() as a grid of thread-block clusters of `cluster` (> 1) CTAs
+    // along x (CUDA: cuLaunchKernelEx with CLUSTER_DIMENSION {cluster, 1, 1}, sm_90+; grid.x a
+    // multiple of it, which the caller ensures). Returns false where the runtime has no clusters
+    // (this default: HIP) or the driver refuses the attribute; the caller then launches plainly,
+    // so a kernel launched this way must also run correctly without clusters [LAUNCH].
+    virtual bool launch_cluster(Function, Dim3, Dim3, unsigned, Stream, const void*, size_t, bool /*programmatic*/,
+                                unsigned /*cluster*/) {
+        return false;
+    }
+    // launch_programmatic() where `programmatic` (a table row's launch_pdl), else launch(); as
+    // clusters of `cluster` CTAs (a table row's launch_cluster) where cluster > 1 and the runtime
+    // has them.
     void launch_as(bool programmatic, Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream,
-                   const void* args, size_t args_bytes) {
+                   const void* args, size_t args_bytes, unsigned cluster = 1) {
+        if (cluster > 1 &&
+            launch_cluster(f, grid, block, dynamic_shared, stream, args, args_bytes, programmatic, cluster))
+            return;
         if (programmatic)
             launch_programmatic(f, grid, block, dynamic_shared, stream, args, args_bytes);
         else

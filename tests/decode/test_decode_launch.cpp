@@ -983,6 +983,65 @@ TEST_CASE("decode launch: the decode row's launch_pdl", "[decode]") {
     }
 }
 
+// mla_decode.csv's launch_cluster: 2 launches the decode grid as clusters of 2 CTAs
+// (cuLaunchKernelEx CLUSTER_DIMENSION {2, 1, 1}, with the programmatic attribute of launch_pdl 1);
+// 1 or no column: no cluster; other values are table errors (nothing launched). A driver that
+// refuses the cluster attribute gets the launch without it (the kernels built for clusters run
+// correctly without): here one that refuses cuLaunchKernelEx altogether (NOT_SUPPORTED) ends
+// with the plain cuLaunchKernel.
+TEST_CASE("decode launch: the decode row's launch_cluster", "[decode]") {
+    struct K {
+        const char* cluster;  // the column's value; nullptr: no launch_cluster column
+        mla_status st;
+        unsigned want;
+    };
+    const K ks[] = {{"2", MLA_SUCCESS, 2}, {"1", MLA_SUCCESS, 1}, {nullptr, MLA_SUCCESS, 1}, {"3", MLA_ERROR_TABLE, 0},
+                    {"0", MLA_ERROR_TABLE, 0}};
+    for (const K& k : ks) {
+        INFO((k.cluster ? k.cluster : "(no column)"));
+        mla_context* ctx = nullptr;
+        const mla_status st = k.cluster ? decode_on_m16_row(",launch_kv_tma,launch_pdl,launch_cluster",
+                                                            std::string(",0,1,") + k.cluster, &ctx)
+                                        : decode_on_m16_row(",launch_kv_tma,launch_pdl", ",0,1", &ctx);
+        INFO(mla_last_error());
+        CHECK(st == k.st);
+        if (k.st == MLA_SUCCESS) {
+            REQUIRE(fake_rt_launch_count() >= 1);
+            const fake_rt_launch_record* r = fake_rt_launch(0);
+            CHECK(r->grid[0] % k.want == 0);
+            CHECK(r->cluster[0] == k.want);
+            CHECK(r->cluster[1] == 1);
+            CHECK(r->cluster[2] == 1);
+            CHECK(r->programmatic == 1);
+        } else {
+            CHECK(std::string(mla_last_error()).find(std::string("launch_cluster must be 1 or 2, got ") + k.cluster) !=
+                  std::string::npos);
+            CHECK(fake_rt_launch_count() == 0);
+        }
+        mla_context_destroy(ctx);
+    }
+    // the driver refuses cuLaunchKernelEx (NOT_SUPPORTED): the plain launch, no cluster
+    mla_context* ctx = nullptr;
+    fake_rt_reset();
+    const std::string root = fake_root::sm90_decode_root(
+        tables_src(), "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name,"
+                      "launch_kv_tma,launch_pdl,launch_cluster\nbf16,bf16,16,1,0,0,1,1,0,256,168704,"
+                      "mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,0,1,2\n");
+    REQUIRE(!root.empty());
+    ctx = fake_test::fake_context(root);
+    Call c(3, 16, 1, 64, 700);
+    fake_rt_fail("cuLaunchKernelEx", 801);
+    const int ex_before = fake_rt_call_count("cuLaunchKernelEx");
+    CHECK(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+    REQUIRE(fake_rt_launch_count() >= 1);
+    CHECK(fake_rt_launch(0)->cluster[0] == 1);
+    CHECK(fake_rt_launch(0)->programmatic == 0);
+    // the decode: the cluster launch, then the programmatic one; the reducer (if any): its programmatic one
+    CHECK(fake_rt_call_count("cuLaunchKernelEx") - ex_before == 2 + (fake_rt_launch_count() - 1));
+    fake_rt_fail("cuLaunchKernelEx", 0);
+    mla_context_destroy(ctx);
+}
+
 namespace {
 
 // Builds a whole call for the shape and runs mla_decode_fwd on the fake runtime. Returns true

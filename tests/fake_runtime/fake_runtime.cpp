@@ -142,7 +142,7 @@ int get_function(State& s, void** out, void* module, const char* name) {
 // Records a launch and runs its emulation (if any) with the lock released.
 int launch(std::unique_lock<std::mutex>& lock, State& s, int api, void* f, const unsigned* dims,
            unsigned shared, void* stream, void** params, void** extra, void* end_token,
-           int programmatic = 0) {
+           int programmatic = 0, const unsigned* cluster = nullptr) {
     bool found = false;
     for (Function& x : s.functions) found = found || (&x == f);
     if (!found) return kInvalidHandle;
@@ -158,6 +158,7 @@ int launch(std::unique_lock<std::mutex>& lock, State& s, int api, void* f, const
     r.shared = shared;
     r.stream = stream;
     r.programmatic = programmatic;
+    for (int i = 0; i < 3; ++i) r.cluster[i] = cluster ? cluster[i] : 1;
     if (extra) {
         const void* buf = nullptr;
         size_t bytes = 0;
@@ -495,13 +496,22 @@ FAKE_EXPORT CUresult cuLaunchKernelEx(const FakeLaunchConfig* c, void* f, void**
     FAKE_ENTER("cuLaunchKernelEx");
     if (!c || (c->num_attrs && !c->attrs)) return kInvalidValue;
     int programmatic = 0;
+    unsigned cluster[3] = {1, 1, 1};
     for (unsigned i = 0; i < c->num_attrs; ++i) {
-        if (c->attrs[i].id != 6) return kInvalidValue;  // only PROGRAMMATIC_STREAM_SERIALIZATION
-        programmatic = c->attrs[i].v.value;
+        if (c->attrs[i].id == 6) {  // PROGRAMMATIC_STREAM_SERIALIZATION
+            programmatic = c->attrs[i].v.value;
+        } else if (c->attrs[i].id == 4) {  // CLUSTER_DIMENSION {x, y, z}: the grid a multiple of it
+            std::memcpy(cluster, c->attrs[i].v.bytes, sizeof cluster);
+            if (!cluster[0] || !cluster[1] || !cluster[2] || c->gx % cluster[0] || c->gy % cluster[1] ||
+                c->gz % cluster[2])
+                return 912;  // CUDA_ERROR_INVALID_CLUSTER_SIZE
+        } else {
+            return kInvalidValue;
+        }
     }
     const unsigned dims[6] = {c->gx, c->gy, c->gz, c->bx, c->by, c->bz};
     return launch(lock, s, FAKE_RT_CUDA, f, dims, c->shared, c->stream, params, extra,
-                  reinterpret_cast<void*>(0), programmatic);
+                  reinterpret_cast<void*>(0), programmatic, cluster);
 }
 FAKE_EXPORT CUresult cuTensorMapEncodeTiled(void* map, int data_type, unsigned rank, void* base,
                                             const unsigned long long* dims, const unsigned long long* strides,

@@ -51,6 +51,7 @@ typedef struct fake_rt_launch_record {
     size_t args_bytes;       /* size given with *_LAUNCH_PARAM_BUFFER_SIZE                       */
     unsigned char args[FAKE_RT_MAX_ARGS]; /* copy of the packed argument buffer                 */
     int programmatic;        /* 1: cuLaunchKernelEx with PROGRAMMATIC_STREAM_SERIALIZATION = 1    */
+    unsigned cluster[3];     /* cuLaunchKernelEx CLUSTER_DIMENSION; {1, 1, 1} without it          */
 } fake_rt_launch_record;
 
 /* The last cuTensorMapEncodeTiled call (fake_rt_call_count("cuTensorMapEncodeTiled") counts them).

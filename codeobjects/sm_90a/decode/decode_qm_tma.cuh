@@ -24,6 +24,21 @@
 #include "decode/kv_load.cuh"
 #include "decode/qm_common.cuh"
 
+// MLA_QM_MC=1 (off; session 16, not yet run on a GPU): launched as clusters of two CTAs
+// (mla_decode.csv launch_cluster 2), the twin plan clusters of the head-group-major plan's two head
+// groups run side by side and, where their works read the same KV (pair_twins), each CTA's
+// warpgroup 1 issues half of a tile's boxes, multicast into both CTAs (cluster_pair.cuh): each KV
+// tile leaves the L2 once for both head groups (session 16 call 3: at 128 heads the loads alone are
+// L2-throughput bound, 235-239 µs). A slot is refilled only after both CTAs released it (one
+// remote arrival on the other CTA's `cfree` mbarrier each); a cluster barrier opens every work
+// (the epilogue stages its output in the ring the other CTA writes into) and ends the kernel.
+#ifndef MLA_QM_MC
+#define MLA_QM_MC 0
+#endif
+#if MLA_QM_MC
+#include "decode/cluster_pair.cuh"
+#endif
+
 // Measurement hooks (docs/performance.md, session 8): -DMLA_QMT_ABLATE=1 skips every MMA (loads,
 // softmax on stale values, barriers), 2 skips the KV loads (MMAs on stale shared memory), 4 skips
 // the S MMAs only. Results are then wrong; the shipped cubins are built with 0.
@@ -39,8 +54,10 @@ struct CfgQMT {
     static constexpr int OFF_AL = OFF_KV + 2 * kTile;   // alpha [2][64]
     static constexpr int OFF_LX = OFF_AL + 2 * 64 * 4;  // l exchange [2][128][2]
     static constexpr int OFF_TOK = OFF_LX + 2 * 128 * 2 * 4;  // token flags [2][64]
-    static constexpr int OFF_BAR = OFF_TOK + 2 * kTN * 4;     // mbarriers [2]
-    static constexpr int SMEM = OFF_BAR + 2 * 8;
+    static constexpr int OFF_BAR = OFF_TOK + 2 * kTN * 4;     // mbarriers [2] (MLA_QM_MC: + cfree [2])
+    static constexpr int NBAR = MLA_QM_MC ? 4 : 2;
+    static constexpr int OFF_MC = OFF_BAR + NBAR * 8;         // MLA_QM_MC: the pair's twin flag
+    static constexpr int SMEM = OFF_MC + (MLA_QM_MC ? 8 : 0);
     static_assert(SMEM <= mla_decode_qm_smem_bytes(false), "more than the qm rows' launch_smem");
     static_assert(64 * kOPitch * 4 <= 2 * kTile, "output staging does not fit the ring");
     static_assert(OFF_KV % 1024 == 0 && OFF_BAR % 8 == 0, "swizzle atoms, mbarriers");
@@ -61,7 +78,26 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);   // [2][64]
     const uint32_t bar0 = sbase + C::OFF_BAR;
     if (tid < 2) mbar_init(bar0 + 8 * tid, 64);
+#if MLA_QM_MC
+    // the pair: this CTA runs plan cluster pc (cluster_pair.cuh); cfree[s] (bar0 + 16 + 8 s) counts
+    // the other CTA's release of slot s
+    const uint32_t ncta = cluster_nctarank(), crank = ncta == 2 ? cluster_ctarank() : 0;
+    int* mcflag = reinterpret_cast<int*>(smem + C::OFF_MC);
+    int pc = blockIdx.x;
+    if (tid >= 2 && tid < 4) mbar_init(bar0 + 8 * tid, 1);
+    if (ncta == 2) {
+        const int half = gridDim.x >> 1, k = blockIdx.x >> 1;
+        pc = crank ? k + half : k;
+        if (tid == 0) *mcflag = pair_twins(p, k, k + half) ? 1 : 0;
+    }
+#endif
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#if MLA_QM_MC
+    if (ncta == 2) cluster_sync();  // both CTAs' mbarriers initialised, the twin flag written
+    else __syncthreads();
+    const bool mc = ncta == 2 && *mcflag != 0;
+    uint32_t cphase = 0;  // warpgroup 1: bit s, the parity of cfree[s]'s next phase
+#endif
     uint32_t phase = 0;  // warpgroup 0: bit s, the parity of slot s's next fill
 
     const float qsc = p.q_scale ? *p.q_scale : 1.0f;
@@ -71,22 +107,40 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
     const uint64_t dQ = sw128_desc(sbase + C::OFF_Q, 16, 1024);
     auto slot = [&](int s) { return C::OFF_KV + s * kTile; };  // byte offset of ring slot s
 
+#if MLA_QM_MC
+    const int w_begin = p.work_indptr[pc], w_end = p.work_indptr[pc + 1];
+#else
     const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
+#endif
     for (int wi = w_begin; wi < w_end; ++wi) {
         mla_dec::Work w;
         if (!mla_dec::load_work(p, wi, M, w)) continue;
         const int n_tiles = w.tiles(kTN);
 
         fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
-        __syncthreads();      // the previous work's epilogue is done with shared memory (and mbarrier init)
+        // the previous work's epilogue is done with shared memory (and mbarrier init): in this CTA,
+        // and for a pair sharing tiles in the other one too (its boxes land in this CTA's ring)
+#if MLA_QM_MC
+        if (mc) cluster_sync();
+        else
+#endif
+            __syncthreads();
         PagePrefetch pf;  // warpgroup 1: the page of the tile it issues next
         if (wg == 1) {
             PagePrefetch pg0, pg1;
             pg0.fetch(p, w, 0, n_tiles, wt >> 1, (wt & 1) == 0);
             pg1.fetch(p, w, 1, n_tiles, wt >> 1, (wt & 1) == 0);
             if (!(MLA_QMT_ABLATE & 2)) {
-                issue_tile_tma_wg(p, w, 0, n_tiles, sbase + slot(0), tokok, bar0, pg0, wt);
-                issue_tile_tma_wg(p, w, 1, n_tiles, sbase + slot(1), tokok + kTN, bar0 + 8, pg1, wt);
+#if MLA_QM_MC
+                if (mc) {
+                    issue_tile_tma_pair(p, w, 0, n_tiles, sbase + slot(0), tokok, bar0, pg0, wt, crank);
+                    issue_tile_tma_pair(p, w, 1, n_tiles, sbase + slot(1), tokok + kTN, bar0 + 8, pg1, wt, crank);
+                } else
+#endif
+                {
+                    issue_tile_tma_wg(p, w, 0, n_tiles, sbase + slot(0), tokok, bar0, pg0, wt);
+                    issue_tile_tma_wg(p, w, 1, n_tiles, sbase + slot(1), tokok + kTN, bar0 + 8, pg1, wt);
+                }
             }
             pf.fetch(p, w, 2, n_tiles, wt >> 1, (wt & 1) == 0);
         }
@@ -149,6 +203,16 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 if (tile + 2 < n_tiles) {
                     fence_proxy_async();  // this thread's reads of the slot before the TMA writes
                     bar_sync(kBarEmpty + s, 256);  // warpgroup 0's P.V of the tile is done too
+#if MLA_QM_MC
+                    if (mc) {  // slot s is free here; the tile goes into both CTAs once free there too
+                        if (wt == 0) mbar_arrive_remote(bar0 + 16 + 8 * s, crank ^ 1u);
+                        mbar_wait_cluster(bar0 + 16 + 8 * s, (cphase >> s) & 1);
+                        cphase ^= 1u << s;
+                        if (!(MLA_QMT_ABLATE & 2))
+                            issue_tile_tma_pair(p, w, tile + 2, n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s,
+                                                pf, wt, crank);
+                    } else
+#endif
                     if (!(MLA_QMT_ABLATE & 2))
                         issue_tile_tma_wg(p, w, tile + 2, n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pf, wt);
                     pf.fetch(p, w, tile + 3, n_tiles, wt >> 1, (wt & 1) == 0);
@@ -159,6 +223,9 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
         // ---- epilogue (qm_common.cuh) ----
         qm_epilogue<false>(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), lx, o, l_run, m_run, kvsc);
     }
+#if MLA_QM_MC
+    if (ncta == 2) cluster_sync();  // no CTA exits while the other may still address its shared memory
+#endif
 }
 
 }  // namespace mla_wg

@@ -1,0 +1,100 @@
+// cluster_pair.cuh - two CTAs of a thread-block cluster sharing KV tiles (the qm TMA body at 128
+// heads with MLA_QM_MC, decode_qm_tma.cuh): the cluster registers, the cluster barrier, a remote
+// mbarrier arrival, the acquire wait on it, the multicast TMA box, the pairing of the
+// head-group-major plan's twin clusters and the check that they read the same KV.
+//
+// Pairing (docs/plan-layout.md, "Head-group-major order"): with two head groups, plan cluster c + C/2
+// runs head group 1 of exactly plan cluster c's tiles, in the same order. Launched as clusters of
+// two CTAs (mla_decode.csv launch_cluster 2), CTA rank 0 of cluster k runs plan cluster k and rank 1
+// plan cluster k + C/2: a bijection of the plan's clusters whatever the plan, so any plan runs
+// correctly; the two share tiles only when pair_twins() finds that their works read the same KV.
+#pragma once
+#include "decode/kv_load.cuh"
+
+namespace mla_wg {
+
+__device__ __forceinline__ uint32_t cluster_nctarank() {
+    uint32_t n;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(n));
+    return n;
+}
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+// Every thread of both CTAs: the writes before (shared memory, mbarrier inits) are visible to the
+// other CTA after.
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// One arrival on the mbarrier at the same shared-memory offset as `bar` in CTA `rank` of the
+// cluster, with release semantics at cluster scope (the caller's earlier accesses, and those
+// ordered before them by a barrier, happen before what the other CTA does after its wait).
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, uint32_t rank) {
+    asm volatile(
+        "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
+        "r"(rank)
+        : "memory");
+}
+// mbar_wait with acquire semantics at cluster scope (pairs with mbar_arrive_remote).
+__device__ __forceinline__ void mbar_wait_cluster(uint32_t bar, uint32_t parity) {
+    asm volatile(
+        "{\n.reg .pred done;\nWAIT_%=:\n"
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity)
+        : "memory");
+}
+// tma_load_3d into the same shared-memory offset `dst` of both CTAs of the cluster (mask 0b11),
+// each completing its bytes on the mbarrier at offset `bar` of that CTA.
+__device__ __forceinline__ void tma_load_3d_pair(uint32_t dst, const void* tmap, int c0, int c1, int c2, uint32_t bar) {
+    const uint16_t mask = 3;
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
+        : "memory");
+}
+
+// Whether plan clusters c0 and c1 (the pair) read the same KV, work for work: as many works, each
+// pair of the same request (dw 0 / qk_batch_ratio), the same KV range (dw 4, 5, 6) and the same row
+// count (dw 3 - dw 2). One thread; both CTAs of the pair compute the same answer.
+__device__ __forceinline__ bool pair_twins(const mla_decode_params& p, int c0, int c1) {
+    const int b0 = p.work_indptr[c0], n0 = p.work_indptr[c0 + 1] - b0;
+    const int b1 = p.work_indptr[c1], n1 = p.work_indptr[c1 + 1] - b1;
+    if (n0 != n1 || p.qk_batch_ratio < 2) return false;
+    for (int i = 0; i < n0; ++i) {
+        const int32_t* x = p.work_info_set + 8 * (int64_t)(b0 + i);
+        const int32_t* y = p.work_info_set + 8 * (int64_t)(b1 + i);
+        if (x[0] / p.qk_batch_ratio != y[0] / p.qk_batch_ratio || x[4] != y[4] || x[5] != y[5] || x[6] != y[6] ||
+            x[3] - x[2] != y[3] - y[2])
+            return false;
+    }
+    return true;
+}
+
+// issue_tile_tma_wg for a pair sharing the tile: every thread flags its tokens and arrives as
+// there (the whole tile's bytes expected on this CTA's mbarrier), but the first thread of a page
+// run issues only this CTA's share of the run's 9 boxes (rank 0: blocks 0..4, rank 1: 5..8), each
+// multicast into both CTAs' slot.
+__device__ __forceinline__ void issue_tile_tma_pair(const mla_decode_params& p, const mla_dec::Work& w, int tile,
+                                                    int n_tiles, uint32_t slot, int* tok, uint32_t bar,
+                                                    const PagePrefetch& pf, int wt, uint32_t rank) {
+    if (tile >= n_tiles || (wt & 1)) return;
+    const int lt = wt >> 1;
+    const int j = w.tok_begin + tile * kTN + lt;
+    const char* row = j < w.tok_end ? kv_row_on<false>(p, pf.page, j, true) : nullptr;
+    tok[lt] = row != nullptr ? 1 : 0;
+    const int psz = 1 << p.page_size_log2, box_rows = min(psz, kTN);
+    if (row != nullptr && (lt == 0 || (j & (psz - 1)) == 0)) {
+        mbar_arrive_tx(bar, 9 * box_rows * 128);
+        const int b0 = rank ? 5 : 0, b1 = rank ? 9 : 5;
+        for (int b = b0; b < b1; ++b)
+            tma_load_3d_pair(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
+    } else {
+        mbar_arrive(bar);
+    }
+}
+
+}  // namespace mla_wg
