@@ -24,7 +24,8 @@
 #include "decode/kv_load.cuh"
 #include "decode/qm_common.cuh"
 
-// MLA_QM_MC=1 (off; session 16, not yet run on a GPU): launched as clusters of two CTAs
+// MLA_QM_MC=1 (off: measured slower, docs/performance.md session 16 calls 7-8; correct): launched
+// as clusters of two CTAs
 // (mla_decode.csv launch_cluster 2), the twin plan clusters of the head-group-major plan's two head
 // groups run side by side and, where their works read the same KV (pair_twins), each CTA's
 // warpgroup 1 issues half of a tile's boxes, multicast into both CTAs (cluster_pair.cuh): each KV
@@ -32,6 +33,8 @@
 // L2-throughput bound, 235-239 µs). A slot is refilled only after both CTAs released it (one
 // remote arrival on the other CTA's `cfree` mbarrier each); a cluster barrier opens every work
 // (the epilogue stages its output in the ring the other CTA writes into) and ends the kernel.
+// Measured at 128 heads: the L2 reads halve (53.3 M → 29.6 M sectors) and the kernel is slower
+// (321.8 → 334.0 µs; loads alone 235 → 255 µs): the coupled refills cost more than they save.
 #ifndef MLA_QM_MC
 #define MLA_QM_MC 0
 #endif
