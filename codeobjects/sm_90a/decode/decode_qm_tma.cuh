@@ -42,8 +42,9 @@
 #include "decode/cluster_pair.cuh"
 #endif
 
-// Measurement hooks (docs/performance.md, session 8): -DMLA_QMT_ABLATE=1 skips every MMA (loads,
-// softmax on stale values, barriers), 2 skips the KV loads (MMAs on stale shared memory), 4 skips
+// Measurement hooks (docs/performance.md, sessions 8 and 16): -DMLA_QMT_ABLATE=1 skips every MMA (loads,
+// softmax on stale values, barriers), 2 skips the KV loads (MMAs on stale shared memory; the token
+// flags set as on good pages, qmt_ablate_flags), 4 skips
 // the S MMAs only. Results are then wrong; the shipped cubins are built with 0.
 #ifndef MLA_QMT_ABLATE
 #define MLA_QMT_ABLATE 0
@@ -65,6 +66,14 @@ struct CfgQMT {
     static_assert(64 * kOPitch * 4 <= 2 * kTile, "output staging does not fit the ring");
     static_assert(OFF_KV % 1024 == 0 && OFF_BAR % 8 == 0, "swizzle atoms, mbarriers");
 };
+
+// MLA_QMT_ABLATE & 2 (no KV loads): the token flags of a tile as issue_tile_tma_wg sets them where
+// every page is good (1 up to the work's end), so that the timing build zeroes only the rows the
+// shipped one zeroes (before session 16 the flags went stale and every V row was zeroed every
+// tile). Unordered against warpgroup 0's reads (no mbarrier in this build): timing only.
+__device__ __forceinline__ void qmt_ablate_flags(const mla_dec::Work& w, int tile, int n_tiles, int* tok, int wt) {
+    if (tile < n_tiles && (wt & 1) == 0) tok[wt >> 1] = w.tok_begin + tile * kTN + (wt >> 1) < w.tok_end ? 1 : 0;
+}
 
 // named barriers of this body (0 is __syncthreads): PREADY + parity, EMPTY + parity, warpgroup 0
 constexpr int kBarPReady = 1, kBarEmpty = 3, kBarWg0 = 5;
@@ -144,6 +153,9 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                     issue_tile_tma_wg(p, w, 0, n_tiles, sbase + slot(0), tokok, bar0, pg0, wt);
                     issue_tile_tma_wg(p, w, 1, n_tiles, sbase + slot(1), tokok + kTN, bar0 + 8, pg1, wt);
                 }
+            } else {  // (=2: no loads; the flags as the loader would set them on good pages)
+                qmt_ablate_flags(w, 0, n_tiles, tokok, wt);
+                qmt_ablate_flags(w, 1, n_tiles, tokok + kTN, wt);
             }
             pf.fetch(p, w, 2, n_tiles, wt >> 1, (wt & 1) == 0);
         }
@@ -218,6 +230,8 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
 #endif
                     if (!(MLA_QMT_ABLATE & 2))
                         issue_tile_tma_wg(p, w, tile + 2, n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pf, wt);
+                    else
+                        qmt_ablate_flags(w, tile + 2, n_tiles, tokok + s * kTN, wt);
                     pf.fetch(p, w, tile + 3, n_tiles, wt >> 1, (wt & 1) == 0);
                 }
             }
