@@ -892,7 +892,8 @@ typedef struct mla_decode_args {
  * other than mla_decode_wg_bf16_bf16_m16 / _m32 and mla_decode_qm_bf16_bf16_m64 (the ones its
  * TMA loads are verified on), a launch_kv_tma_l2 other than 0 / 64 / 128 / 256, a reducer row
  * that breaks its kernel's launch contract (launch_units_per_cta, launch_threads;
- * reduce_params.h), a launch_pdl or launch_fused other than 0 / 1, or a decode row keyed
+ * reduce_params.h), a launch_pdl or launch_fused other than 0 / 1, a launch_cluster other than
+ * 1 / 2 (the decode grid as thread-block clusters; no shipped row sets it), or a decode row keyed
  * fused = 1 that names a kernel without the fused reduction (not mla_decode_wg_bf16_bf16_m16_fused /
  * _m32_fused). MLA_ERROR_CODE_OBJECT,
  * MLA_ERROR_LAUNCH from the runtime. Page ids: see error_flag. Not checked (device memory, no

@@ -59,7 +59,8 @@ void* const CU_LAUNCH_PARAM_BUFFER_POINTER = reinterpret_cast<void*>(0x01);
 void* const CU_LAUNCH_PARAM_BUFFER_SIZE = reinterpret_cast<void*>(0x02);
 
 // cuLaunchKernelEx's config (CUlaunchConfig, CUlaunchAttribute of the CUDA 12 driver API; the
-// attribute value is a 64-byte union of which libmla sets one int).
+// attribute value is a 64-byte union of which libmla sets one int, programmatic stream
+// serialization, or three unsigned, the cluster dimensions).
 constexpr int CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4;
 constexpr int CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6;
 struct CUlaunchAttribute {

@@ -1020,6 +1020,37 @@ TEST_CASE("decode launch: the decode row's launch_cluster", "[decode]") {
         }
         mla_context_destroy(ctx);
     }
+    // launch_pdl 0 with launch_cluster 2: the cluster attribute alone
+    {
+        mla_context* c0 = nullptr;
+        CHECK(decode_on_m16_row(",launch_kv_tma,launch_pdl,launch_cluster", ",0,0,2", &c0) == MLA_SUCCESS);
+        REQUIRE(fake_rt_launch_count() >= 1);
+        CHECK(fake_rt_launch(0)->cluster[0] == 2);
+        CHECK(fake_rt_launch(0)->programmatic == 0);
+        mla_context_destroy(c0);
+    }
+    // a launch error that is no refusal of the attribute (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, 701):
+    // MLA_ERROR_LAUNCH naming the cluster launch, after one cuLaunchKernelEx, no retry
+    {
+        mla_context* c1 = nullptr;
+        fake_rt_reset();
+        const std::string r1 = fake_root::sm90_decode_root(
+            tables_src(), "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,"
+                          "co_name,launch_kv_tma,launch_pdl,launch_cluster\nbf16,bf16,16,1,0,0,1,1,0,256,168704,"
+                          "mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,0,1,2\n");
+        REQUIRE(!r1.empty());
+        c1 = fake_test::fake_context(r1);
+        Call c(3, 16, 1, 64, 700);
+        fake_rt_fail("cuLaunchKernelEx", 701);
+        const int ex0 = fake_rt_call_count("cuLaunchKernelEx");
+        CHECK(mla_decode_fwd(c1, &c.a, nullptr) == MLA_ERROR_LAUNCH);
+        CHECK(std::string(mla_last_error()).find("CLUSTER_DIMENSION") != std::string::npos);
+        CHECK(fake_rt_call_count("cuLaunchKernelEx") - ex0 == 1);
+        CHECK(fake_rt_call_count("cuLaunchKernel") == 0);
+        CHECK(fake_rt_launch_count() == 0);
+        fake_rt_fail("cuLaunchKernelEx", 0);
+        mla_context_destroy(c1);
+    }
     // the driver refuses cuLaunchKernelEx (NOT_SUPPORTED): the plain launch, no cluster
     mla_context* ctx = nullptr;
     fake_rt_reset();

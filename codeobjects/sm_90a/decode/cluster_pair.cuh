@@ -57,9 +57,18 @@ __device__ __forceinline__ void tma_load_3d_pair(uint32_t dst, const void* tmap,
         : "memory");
 }
 
+// The first query token of work row x within its request (load_work's t0: dw 2 less the folded
+// start of its head group; < 0 for a work load_work rejects).
+__device__ __forceinline__ int pair_t0(const mla_decode_params& p, const int32_t* x) {
+    const int r = p.qk_batch_ratio, b = x[0] / r, g = x[0] % r;
+    const int qb = p.qo_indptr[b], L = p.qo_indptr[b + 1] - qb;
+    return x[2] - (qb * r + g * L);
+}
 // Whether plan clusters c0 and c1 (the pair) read the same KV, work for work: as many works, each
-// pair of the same request (dw 0 / qk_batch_ratio), the same KV range (dw 4, 5, 6) and the same row
-// count (dw 3 - dw 2). One thread; both CTAs of the pair compute the same answer.
+// pair of the same request (dw 0 / qk_batch_ratio), the same KV range (dw 4, 5, 6), the same row
+// count (dw 3 - dw 2) and the same first query token, one load_work accepts in both (so the two
+// CTAs skip the same works and meet at the same cluster barriers). One thread; both CTAs of the
+// pair compute the same answer.
 __device__ __forceinline__ bool pair_twins(const mla_decode_params& p, int c0, int c1) {
     const int b0 = p.work_indptr[c0], n0 = p.work_indptr[c0 + 1] - b0;
     const int b1 = p.work_indptr[c1], n1 = p.work_indptr[c1 + 1] - b1;
@@ -67,8 +76,9 @@ __device__ __forceinline__ bool pair_twins(const mla_decode_params& p, int c0, i
     for (int i = 0; i < n0; ++i) {
         const int32_t* x = p.work_info_set + 8 * (int64_t)(b0 + i);
         const int32_t* y = p.work_info_set + 8 * (int64_t)(b1 + i);
+        const int nr = (x[3] - x[2]) * p.kernel_heads, t0 = pair_t0(p, x);
         if (x[0] / p.qk_batch_ratio != y[0] / p.qk_batch_ratio || x[4] != y[4] || x[5] != y[5] || x[6] != y[6] ||
-            x[3] - x[2] != y[3] - y[2])
+            x[3] - x[2] != y[3] - y[2] || t0 != pair_t0(p, y) || t0 < 0 || nr < 0 || nr > 64)
             return false;
     }
     return true;
