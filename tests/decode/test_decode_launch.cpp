@@ -952,35 +952,53 @@ TEST_CASE("decode launch: the reducer row's launch_pdl and launch_units_per_cta"
     }
 }
 
+namespace {
+
+// One value of one launch column on the m16 row: base_cols / base_vals the row's other launch
+// columns (",launch_kv_tma" / ",0", ...), `col` the column under test, `value` its value (nullptr:
+// no such column). Accepted: check(the decode's launch record); a table error: the message says
+// "<col> must be <rule>, got <value>" and nothing is launched.
+template <class F>
+void launch_column_case(const std::string& base_cols, const std::string& base_vals, const char* col,
+                        const char* value, mla_status want, const char* rule, F check) {
+    INFO(col << " " << (value ? value : "(no column)"));
+    mla_context* ctx = nullptr;
+    const mla_status st = value ? decode_on_m16_row(base_cols + "," + col, base_vals + "," + value, &ctx)
+                                : decode_on_m16_row(base_cols, base_vals, &ctx);
+    INFO(mla_last_error());
+    CHECK(st == want);
+    if (want == MLA_SUCCESS) {
+        REQUIRE(fake_rt_launch_count() >= 1);
+        CHECK(std::string(fake_rt_launch(0)->symbol) == "mla_decode_wg_bf16_bf16_m16");
+        check(*fake_rt_launch(0));
+    } else {
+        CHECK(std::string(mla_last_error()).find(std::string(col) + " must be " + rule + ", got " + value) !=
+              std::string::npos);
+        CHECK(fake_rt_launch_count() == 0);
+    }
+    mla_context_destroy(ctx);
+}
+
+// A launch column's value (nullptr: no such column), the status it gives, and what the launch
+// record must then show.
+struct ColumnCase {
+    const char* value;
+    mla_status st;
+    unsigned want;
+};
+
+}  // namespace
+
 // mla_decode.csv's launch_pdl decides the decode launch: 1 a programmatic dependent launch
 // (cuLaunchKernelEx; every decode kernel starts with griddepcontrol.wait), 0 or no such column a
 // plain one; any other value is a table error and nothing is launched.
 TEST_CASE("decode launch: the decode row's launch_pdl", "[decode]") {
-    struct K {
-        const char* pdl;  // the column's value; nullptr: no launch_pdl column
-        mla_status st;
-        int programmatic;
-    };
-    const K ks[] = {{"1", MLA_SUCCESS, 1}, {"0", MLA_SUCCESS, 0}, {nullptr, MLA_SUCCESS, 0}, {"2", MLA_ERROR_TABLE, 0},
-                    {"-1", MLA_ERROR_TABLE, 0}};
-    for (const K& k : ks) {
-        INFO((k.pdl ? k.pdl : "(no column)"));
-        mla_context* ctx = nullptr;
-        const mla_status st = k.pdl ? decode_on_m16_row(",launch_kv_tma,launch_pdl", std::string(",0,") + k.pdl, &ctx)
-                                    : decode_on_m16_row(",launch_kv_tma", ",0", &ctx);
-        INFO(mla_last_error());
-        CHECK(st == k.st);
-        if (k.st == MLA_SUCCESS) {
-            REQUIRE(fake_rt_launch_count() >= 1);
-            CHECK(std::string(fake_rt_launch(0)->symbol) == "mla_decode_wg_bf16_bf16_m16");
-            CHECK(fake_rt_launch(0)->programmatic == k.programmatic);
-        } else {
-            CHECK(std::string(mla_last_error()).find(std::string("launch_pdl must be 0 or 1, got ") + k.pdl) !=
-                  std::string::npos);
-            CHECK(fake_rt_launch_count() == 0);
-        }
-        mla_context_destroy(ctx);
-    }
+    // want: the record's programmatic flag
+    for (const ColumnCase& k : {ColumnCase{"1", MLA_SUCCESS, 1}, ColumnCase{"0", MLA_SUCCESS, 0},
+                                ColumnCase{nullptr, MLA_SUCCESS, 0}, ColumnCase{"2", MLA_ERROR_TABLE, 0},
+                                ColumnCase{"-1", MLA_ERROR_TABLE, 0}})
+        launch_column_case(",launch_kv_tma", ",0", "launch_pdl", k.value, k.st, "0 or 1",
+                           [&](const fake_rt_launch_record& r) { CHECK(r.programmatic == int(k.want)); });
 }
 
 // mla_decode.csv's launch_cluster: 2 launches the decode grid as clusters of 2 CTAs
@@ -990,36 +1008,18 @@ TEST_CASE("decode launch: the decode row's launch_pdl", "[decode]") {
 // correctly without): here one that refuses cuLaunchKernelEx altogether (NOT_SUPPORTED) ends
 // with the plain cuLaunchKernel.
 TEST_CASE("decode launch: the decode row's launch_cluster", "[decode]") {
-    struct K {
-        const char* cluster;  // the column's value; nullptr: no launch_cluster column
-        mla_status st;
-        unsigned want;
-    };
-    const K ks[] = {{"2", MLA_SUCCESS, 2}, {"1", MLA_SUCCESS, 1}, {nullptr, MLA_SUCCESS, 1}, {"3", MLA_ERROR_TABLE, 0},
-                    {"0", MLA_ERROR_TABLE, 0}};
-    for (const K& k : ks) {
-        INFO((k.cluster ? k.cluster : "(no column)"));
-        mla_context* ctx = nullptr;
-        const mla_status st = k.cluster ? decode_on_m16_row(",launch_kv_tma,launch_pdl,launch_cluster",
-                                                            std::string(",0,1,") + k.cluster, &ctx)
-                                        : decode_on_m16_row(",launch_kv_tma,launch_pdl", ",0,1", &ctx);
-        INFO(mla_last_error());
-        CHECK(st == k.st);
-        if (k.st == MLA_SUCCESS) {
-            REQUIRE(fake_rt_launch_count() >= 1);
-            const fake_rt_launch_record* r = fake_rt_launch(0);
-            CHECK(r->grid[0] % k.want == 0);
-            CHECK(r->cluster[0] == k.want);
-            CHECK(r->cluster[1] == 1);
-            CHECK(r->cluster[2] == 1);
-            CHECK(r->programmatic == 1);
-        } else {
-            CHECK(std::string(mla_last_error()).find(std::string("launch_cluster must be 1 or 2, got ") + k.cluster) !=
-                  std::string::npos);
-            CHECK(fake_rt_launch_count() == 0);
-        }
-        mla_context_destroy(ctx);
-    }
+    // want: the record's cluster size along x
+    for (const ColumnCase& k : {ColumnCase{"2", MLA_SUCCESS, 2}, ColumnCase{"1", MLA_SUCCESS, 1},
+                                ColumnCase{nullptr, MLA_SUCCESS, 1}, ColumnCase{"3", MLA_ERROR_TABLE, 0},
+                                ColumnCase{"0", MLA_ERROR_TABLE, 0}})
+        launch_column_case(",launch_kv_tma,launch_pdl", ",0,1", "launch_cluster", k.value, k.st, "1 or 2",
+                           [&](const fake_rt_launch_record& r) {
+                               CHECK(r.grid[0] % k.want == 0);
+                               CHECK(r.cluster[0] == k.want);
+                               CHECK(r.cluster[1] == 1);
+                               CHECK(r.cluster[2] == 1);
+                               CHECK(r.programmatic == 1);
+                           });
     // launch_pdl 0 with launch_cluster 2: the cluster attribute alone
     {
         mla_context* c0 = nullptr;
@@ -1029,48 +1029,40 @@ TEST_CASE("decode launch: the decode row's launch_cluster", "[decode]") {
         CHECK(fake_rt_launch(0)->programmatic == 0);
         mla_context_destroy(c0);
     }
-    // a launch error that is no refusal of the attribute (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, 701):
-    // MLA_ERROR_LAUNCH naming the cluster launch, after one cuLaunchKernelEx, no retry
-    {
-        mla_context* c1 = nullptr;
-        fake_rt_reset();
-        const std::string r1 = fake_root::sm90_decode_root(
-            tables_src(), "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,"
-                          "co_name,launch_kv_tma,launch_pdl,launch_cluster\nbf16,bf16,16,1,0,0,1,1,0,256,168704,"
-                          "mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,0,1,2\n");
-        REQUIRE(!r1.empty());
-        c1 = fake_test::fake_context(r1);
-        Call c(3, 16, 1, 64, 700);
-        fake_rt_fail("cuLaunchKernelEx", 701);
-        const int ex0 = fake_rt_call_count("cuLaunchKernelEx");
-        CHECK(mla_decode_fwd(c1, &c.a, nullptr) == MLA_ERROR_LAUNCH);
-        CHECK(std::string(mla_last_error()).find("CLUSTER_DIMENSION") != std::string::npos);
-        CHECK(fake_rt_call_count("cuLaunchKernelEx") - ex0 == 1);
-        CHECK(fake_rt_call_count("cuLaunchKernel") == 0);
-        CHECK(fake_rt_launch_count() == 0);
-        fake_rt_fail("cuLaunchKernelEx", 0);
-        mla_context_destroy(c1);
-    }
-    // the driver refuses cuLaunchKernelEx (NOT_SUPPORTED): the plain launch, no cluster
-    mla_context* ctx = nullptr;
-    fake_rt_reset();
+    // the driver's answer to cuLaunchKernelEx on a launch_cluster 2 / launch_pdl 1 row:
+    // 801 (NOT_SUPPORTED, a refusal): the programmatic launch (refused too), then the plain one,
+    // no cluster; 701 (LAUNCH_OUT_OF_RESOURCES, no refusal): MLA_ERROR_LAUNCH naming the cluster
+    // launch after one cuLaunchKernelEx, nothing launched
     const std::string root = fake_root::sm90_decode_root(
         tables_src(), "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name,"
                       "launch_kv_tma,launch_pdl,launch_cluster\nbf16,bf16,16,1,0,0,1,1,0,256,168704,"
                       "mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,0,1,2\n");
     REQUIRE(!root.empty());
-    ctx = fake_test::fake_context(root);
-    Call c(3, 16, 1, 64, 700);
-    fake_rt_fail("cuLaunchKernelEx", 801);
-    const int ex_before = fake_rt_call_count("cuLaunchKernelEx");
-    CHECK(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
-    REQUIRE(fake_rt_launch_count() >= 1);
-    CHECK(fake_rt_launch(0)->cluster[0] == 1);
-    CHECK(fake_rt_launch(0)->programmatic == 0);
-    // the decode: the cluster launch, then the programmatic one; the reducer (if any): its programmatic one
-    CHECK(fake_rt_call_count("cuLaunchKernelEx") - ex_before == 2 + (fake_rt_launch_count() - 1));
-    fake_rt_fail("cuLaunchKernelEx", 0);
-    mla_context_destroy(ctx);
+    for (const int code : {801, 701}) {
+        INFO("cuLaunchKernelEx returns " << code);
+        mla_context* ctx = fake_test::fake_context(root);
+        Call c(3, 16, 1, 64, 700);
+        fake_rt_fail("cuLaunchKernelEx", code);
+        const int ex0 = fake_rt_call_count("cuLaunchKernelEx");
+        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        const int ex = fake_rt_call_count("cuLaunchKernelEx") - ex0;
+        if (code == 801) {
+            CHECK(st == MLA_SUCCESS);
+            REQUIRE(fake_rt_launch_count() >= 1);
+            CHECK(fake_rt_launch(0)->cluster[0] == 1);
+            CHECK(fake_rt_launch(0)->programmatic == 0);
+            // the decode: the cluster launch, then the programmatic one; the reducer (if any): its own
+            CHECK(ex == 2 + (fake_rt_launch_count() - 1));
+        } else {
+            CHECK(st == MLA_ERROR_LAUNCH);
+            CHECK(std::string(mla_last_error()).find("CLUSTER_DIMENSION") != std::string::npos);
+            CHECK(ex == 1);
+            CHECK(fake_rt_call_count("cuLaunchKernel") == 0);
+            CHECK(fake_rt_launch_count() == 0);
+        }
+        fake_rt_fail("cuLaunchKernelEx", 0);
+        mla_context_destroy(ctx);
+    }
 }
 
 namespace {

@@ -1,7 +1,7 @@
 // cluster_pair.cuh - two CTAs of a thread-block cluster sharing KV tiles (the qm TMA body at 128
 // heads with MLA_QM_MC, decode_qm_tma.cuh): the cluster registers, the cluster barrier, a remote
-// mbarrier arrival, the acquire wait on it, the multicast TMA box, the pairing of the
-// head-group-major plan's twin clusters and the check that they read the same KV.
+// mbarrier arrival (waited for with kv_load.cuh's mbar_wait<true>), the multicast TMA box, the
+// pairing of the head-group-major plan's twin clusters and the check that they read the same KV.
 //
 // Pairing (docs/plan-layout.md, "Head-group-major order"): with two head groups, plan cluster c + C/2
 // runs head group 1 of exactly plan cluster c's tiles, in the same order. Launched as clusters of
@@ -36,14 +36,6 @@ __device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, uint32_t rank) 
         "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
         "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
         "r"(rank)
-        : "memory");
-}
-// mbar_wait with acquire semantics at cluster scope (pairs with mbar_arrive_remote).
-__device__ __forceinline__ void mbar_wait_cluster(uint32_t bar, uint32_t parity) {
-    asm volatile(
-        "{\n.reg .pred done;\nWAIT_%=:\n"
-        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity)
         : "memory");
 }
 // tma_load_3d into the same shared-memory offset `dst` of both CTAs of the cluster (mask 0b11),

@@ -221,7 +221,7 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
 #if MLA_QM_MC
                     if (mc) {  // slot s is free here; the tile goes into both CTAs once free there too
                         if (wt == 0) mbar_arrive_remote(bar0 + 16 + 8 * s, crank ^ 1u);
-                        mbar_wait_cluster(bar0 + 16 + 8 * s, (cphase >> s) & 1);
+                        mbar_wait<true>(bar0 + 16 + 8 * s, (cphase >> s) & 1);
                         cphase ^= 1u << s;
                         if (!(MLA_QMT_ABLATE & 2))
                             issue_tile_tma_pair(p, w, tile + 2, n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s,

@@ -25,12 +25,22 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
 __device__ __forceinline__ void mbar_arrive_tx(uint32_t bar, int bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
+// kCluster: with acquire semantics at cluster scope (pairs with a remote release arrival,
+// cluster_pair.cuh); else the default (acquire, CTA scope).
+template <bool kCluster = false>
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-    asm volatile(
-        "{\n.reg .pred done;\nWAIT_%=:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity)
-        : "memory");
+    if constexpr (kCluster)
+        asm volatile(
+            "{\n.reg .pred done;\nWAIT_%=:\n"
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+            "@!done bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity)
+            : "memory");
+    else
+        asm volatile(
+            "{\n.reg .pred done;\nWAIT_%=:\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+            "@!done bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity)
+            : "memory");
 }
 // `bytes` (a multiple of 16) from global src to shared dst by the bulk-copy engine, completing
 // on mbarrier bar.
