@@ -11,6 +11,10 @@ namespace mla_lse {
 // weight 0 and its O is never added.
 __device__ __forceinline__ bool finite_lse(float x) { return x > -INFINITY && x < INFINITY; }
 
+// The combined LSE m + ln s of partials whose largest finite LSE is m and whose weights
+// exp(lse_k - m) sum to s; -inf when no partial counts (m = -inf or s = 0).
+__device__ __forceinline__ float combined_lse(float m, float s) { return (m > -INFINITY && s > 0.f) ? m + logf(s) : -INFINITY; }
+
 // a += w * o, per component.
 __device__ __forceinline__ void add4(float4& a, float w, const float4& o) {
     a.x += w * o.x;

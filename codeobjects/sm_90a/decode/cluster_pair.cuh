@@ -1,7 +1,8 @@
 // cluster_pair.cuh - two CTAs of a thread-block cluster sharing KV tiles (the qm TMA body at 128
 // heads with MLA_QM_MC, decode_qm_tma.cuh): the cluster registers, the cluster barrier, a remote
-// mbarrier arrival (waited for with kv_load.cuh's mbar_wait<true>), the multicast TMA box, the
-// pairing of the head-group-major plan's twin clusters and the check that they read the same KV.
+// mbarrier arrival (waited for with kv_load.cuh's mbar_wait<true>; the multicast boxes are
+// kv_load.cuh's tma_load_3d_pair), the pairing of the head-group-major plan's twin clusters and the
+// check that they read the same KV.
 //
 // Pairing (docs/plan-layout.md, "Head-group-major order"): with two head groups, plan cluster c + C/2
 // runs head group 1 of exactly plan cluster c's tiles, in the same order. Launched as clusters of
@@ -38,17 +39,6 @@ __device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, uint32_t rank) 
         "r"(rank)
         : "memory");
 }
-// tma_load_3d into the same shared-memory offset `dst` of both CTAs of the cluster (mask 0b11),
-// each completing its bytes on the mbarrier at offset `bar` of that CTA.
-__device__ __forceinline__ void tma_load_3d_pair(uint32_t dst, const void* tmap, int c0, int c1, int c2, uint32_t bar) {
-    const uint16_t mask = 3;
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-        " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
-        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
-        : "memory");
-}
-
 // The first query token of work row x within its request (load_work's t0: dw 2 less the folded
 // start of its head group; < 0 for a work load_work rejects).
 __device__ __forceinline__ int pair_t0(const mla_decode_params& p, const int32_t* x) {
@@ -74,29 +64,6 @@ __device__ __forceinline__ bool pair_twins(const mla_decode_params& p, int c0, i
             return false;
     }
     return true;
-}
-
-// issue_tile_tma_wg for a pair sharing the tile: every thread flags its tokens and arrives as
-// there (the whole tile's bytes expected on this CTA's mbarrier), but the first thread of a page
-// run issues only this CTA's share of the run's 9 boxes (rank 0: blocks 0..4, rank 1: 5..8), each
-// multicast into both CTAs' slot.
-__device__ __forceinline__ void issue_tile_tma_pair(const mla_decode_params& p, const mla_dec::Work& w, int tile,
-                                                    int n_tiles, uint32_t slot, int* tok, uint32_t bar,
-                                                    const PagePrefetch& pf, int wt, uint32_t rank) {
-    if (tile >= n_tiles || (wt & 1)) return;
-    const int lt = wt >> 1;
-    const int j = w.tok_begin + tile * kTN + lt;
-    const char* row = j < w.tok_end ? kv_row_on<false>(p, pf.page, j, true) : nullptr;
-    tok[lt] = row != nullptr ? 1 : 0;
-    const int psz = 1 << p.page_size_log2, box_rows = min(psz, kTN);
-    if (row != nullptr && (lt == 0 || (j & (psz - 1)) == 0)) {
-        mbar_arrive_tx(bar, 9 * box_rows * 128);
-        const int b0 = rank ? 5 : 0, b1 = rank ? 9 : 5;
-        for (int b = b0; b < b1; ++b)
-            tma_load_3d_pair(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
-    } else {
-        mbar_arrive(bar);
-    }
 }
 
 }  // namespace mla_wg

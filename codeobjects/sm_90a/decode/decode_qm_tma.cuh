@@ -138,25 +138,28 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
 #endif
             __syncthreads();
         PagePrefetch pf;  // warpgroup 1: the page of the tile it issues next
+        // warpgroup 1: tile `tile` into ring slot s, its page looked up in pg (a pair sharing tiles
+        // issues its share, multicast into both CTAs; =2: no load, the flags as on good pages)
+        auto issue = [&](int tile, int s, const PagePrefetch& pg) {
+            if (MLA_QMT_ABLATE & 2) {
+                qmt_ablate_flags(w, tile, n_tiles, tokok + s * kTN, wt);
+                return;
+            }
+#if MLA_QM_MC
+            if (mc) {
+                issue_tile_tma_tpt<2, true>(p, w, tile, n_tiles, 0, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pg,
+                                            nullptr, wt, crank);
+                return;
+            }
+#endif
+            issue_tile_tma_wg(p, w, tile, n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pg, wt);
+        };
         if (wg == 1) {
             PagePrefetch pg0, pg1;
             pg0.fetch(p, w, 0, n_tiles, wt >> 1, (wt & 1) == 0);
             pg1.fetch(p, w, 1, n_tiles, wt >> 1, (wt & 1) == 0);
-            if (!(MLA_QMT_ABLATE & 2)) {
-#if MLA_QM_MC
-                if (mc) {
-                    issue_tile_tma_pair(p, w, 0, n_tiles, sbase + slot(0), tokok, bar0, pg0, wt, crank);
-                    issue_tile_tma_pair(p, w, 1, n_tiles, sbase + slot(1), tokok + kTN, bar0 + 8, pg1, wt, crank);
-                } else
-#endif
-                {
-                    issue_tile_tma_wg(p, w, 0, n_tiles, sbase + slot(0), tokok, bar0, pg0, wt);
-                    issue_tile_tma_wg(p, w, 1, n_tiles, sbase + slot(1), tokok + kTN, bar0 + 8, pg1, wt);
-                }
-            } else {  // (=2: no loads; the flags as the loader would set them on good pages)
-                qmt_ablate_flags(w, 0, n_tiles, tokok, wt);
-                qmt_ablate_flags(w, 1, n_tiles, tokok + kTN, wt);
-            }
+            issue(0, 0, pg0);
+            issue(1, 1, pg1);
             pf.fetch(p, w, 2, n_tiles, wt >> 1, (wt & 1) == 0);
         }
         load_q<64, false>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
@@ -223,15 +226,9 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                         if (wt == 0) mbar_arrive_remote(bar0 + 16 + 8 * s, crank ^ 1u);
                         mbar_wait<true>(bar0 + 16 + 8 * s, (cphase >> s) & 1);
                         cphase ^= 1u << s;
-                        if (!(MLA_QMT_ABLATE & 2))
-                            issue_tile_tma_pair(p, w, tile + 2, n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s,
-                                                pf, wt, crank);
-                    } else
+                    }
 #endif
-                    if (!(MLA_QMT_ABLATE & 2))
-                        issue_tile_tma_wg(p, w, tile + 2, n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pf, wt);
-                    else
-                        qmt_ablate_flags(w, tile + 2, n_tiles, tokok + s * kTN, wt);
+                    issue(tile + 2, s, pf);
                     pf.fetch(p, w, tile + 3, n_tiles, wt >> 1, (wt & 1) == 0);
                 }
             }

@@ -105,11 +105,10 @@ __device__ __forceinline__ void reduce_tile_short(const mla_reduce_params& rp, i
             for (int k = 0; k < kFusedFrags; ++k) {
                 const bool ld = pr < pairs && k < F;
                 const int64_t row = ((int64_t)prow[k] + i) * Hk + h;
-                x[j][k] = ld ? __ldcg(rp.partial_lse + row) : -INFINITY;
+                x[j][k] = ld ? mla_split::load_lse<true>(rp.partial_lse + row) : -INFINITY;
 #pragma unroll
                 for (int q = 0; q < 4; ++q)
-                    v[j][k][q] = ld ? __ldcg(reinterpret_cast<const float4*>(rp.partial_out + row * mla_split::kDV +
-                                                                             q * 128 + 4 * lane))
+                    v[j][k][q] = ld ? mla_split::load_o<true>(rp.partial_out + row * mla_split::kDV + q * 128 + 4 * lane)
                                     : make_float4(0.f, 0.f, 0.f, 0.f);
             }
         }
@@ -127,7 +126,7 @@ __device__ __forceinline__ void reduce_tile_short(const mla_reduce_params& rp, i
                 for (int k = 0; k < kFusedFrags; ++k)
                     if (mla_split::finite_lse(x[j][k])) sum += __expf(x[j][k] - m);
             }
-            const float lse = (m > -INFINITY && sum > 0.f) ? m + logf(sum) : -INFINITY;
+            const float lse = mla_lse::combined_lse(m, sum);
             float4 acc[4];
 #pragma unroll
             for (int q = 0; q < 4; ++q) acc[q] = make_float4(0.f, 0.f, 0.f, 0.f);

@@ -77,6 +77,18 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* tmap, int 
 #endif
 }
 
+// tma_load_3d into the same shared-memory offset `dst` of both CTAs of a 2-CTA cluster (mask 0b11),
+// each completing its bytes on the mbarrier at offset `bar` of that CTA (the qm pair,
+// cluster_pair.cuh).
+__device__ __forceinline__ void tma_load_3d_pair(uint32_t dst, const void* tmap, int c0, int c1, int c2, uint32_t bar) {
+    const uint16_t mask = 3;
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
+        : "memory");
+}
+
 // The page id holding token j (the request's j-th token) of work w: one load from the page table
 // (block_table row w.b, or the CSR indices from w.kvi_b), or -1 when the page-table index is out of
 // range (flagged when `report`). Split from the address (kv_row_on) so that a loader can issue this
@@ -225,11 +237,15 @@ __device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla
 // tile past n_tiles (no arrival: the loop never waits for it). TPT = 4 (issue_tile_tma, all 256
 // threads): *zero bit `stage` is set for the 4 threads of such a token; TPT = 2
 // (issue_tile_tma_wg, one warpgroup): zero is unused, the consumer zeroes from the flags, and a
-// token's second thread does nothing.
-template <int TPT>
+// token's second thread does nothing. kPair (TPT = 2; the qm pair of a 2-CTA cluster,
+// cluster_pair.cuh): every arrival as above (the whole tile's bytes expected on this CTA's
+// mbarrier), but only this CTA's share of a run's boxes is issued (`rank` 0: blocks 0..4, 1:
+// 5..8), each multicast into both CTAs' slot.
+template <int TPT, bool kPair = false>
 __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, const mla_dec::Work& w, int tile,
                                                    int n_tiles, int stage, uint32_t slot, int* tok, uint32_t bar,
-                                                   const PagePrefetch& pf, uint32_t* zero, int t) {
+                                                   const PagePrefetch& pf, uint32_t* zero, int t, uint32_t rank = 0) {
+    static_assert(!kPair || TPT == 2, "the pair issues by one warpgroup");
     if (tile >= n_tiles || (TPT != 4 && (t & (TPT - 1)))) return;
     const int lt = t >> (TPT == 4 ? 2 : 1), sub = TPT == 4 ? t & 3 : 0;
     const int j = w.tok_begin + tile * kTN + lt;
@@ -240,8 +256,14 @@ __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, c
     const int psz = 1 << p.page_size_log2, box_rows = min(psz, kTN);
     if (row != nullptr && (lt == 0 || (j & (psz - 1)) == 0)) {
         mbar_arrive_tx(bar, 9 * box_rows * 128);
+        if constexpr (kPair) {
+            for (int b = rank ? 5 : 0; b < (rank ? 9 : 5); ++b)
+                tma_load_3d_pair(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
+        } else {
 #pragma unroll
-        for (int b = 0; b < 9; ++b) tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
+            for (int b = 0; b < 9; ++b)
+                tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
+        }
     } else {
         mbar_arrive(bar);
     }

@@ -80,7 +80,7 @@ extern "C" __global__ void __launch_bounds__(MLA_MERGE_THREADS)
         float sum = (fin && m > -INFINITY) ? expf(xl - m) : 0.f;
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-        lse = (m > -INFINITY && sum > 0.f) ? m + logf(sum) : -INFINITY;
+        lse = mla_lse::combined_lse(m, sum);
         const float wl = (fin && lse > -INFINITY) ? expf(xl - lse) : 0.f;  // lane k: weight of rank k
         const unsigned live = __ballot_sync(0xffffffffu, fin && lse > -INFINITY);
 #pragma unroll
@@ -112,7 +112,7 @@ extern "C" __global__ void __launch_bounds__(MLA_MERGE_THREADS)
             }
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-        lse = (m > -INFINITY && sum > 0.f) ? m + logf(sum) : -INFINITY;
+        lse = mla_lse::combined_lse(m, sum);
         if (lse > -INFINITY)
             for (int k = 0; k < W; ++k) {
                 const float x = __ldg(p.partial_lse + int64_t(k) * p.lse_rank_stride + u);

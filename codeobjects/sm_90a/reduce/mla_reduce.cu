@@ -134,7 +134,7 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_bf16(const __grid_c
                     }
 #pragma unroll
                 for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-                lse = (m > -INFINITY && sum > 0.f) ? m + logf(sum) : -INFINITY;
+                lse = mla_lse::combined_lse(m, sum);
 
                 // this lane's 4 columns: quarter * 128 + 4 lane; fragments f0 + split + S j,
                 // eight in flight
@@ -220,7 +220,7 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_wide_bf16(const __g
     __syncthreads();
     m = -INFINITY, s = 0.f;
     for (int w = 0; w < kWarps; ++w) fold_lse(m, s, s_m[w], s_s[w]);  // the same order in every thread
-    const float lse = (m > -INFINITY && s > 0.f) ? m + logf(s) : -INFINITY;
+    const float lse = mla_lse::combined_lse(m, s);
 
     // pass 2: o = sum_k w_k o_k, chunk by chunk
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);

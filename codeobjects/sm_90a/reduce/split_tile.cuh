@@ -190,7 +190,7 @@ __device__ __forceinline__ void reduce_split_tile(const mla_reduce_params& p, in
         }
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        const float lse = (m > -INFINITY && s > 0.f) ? m + logf(s) : -INFINITY;
+        const float lse = mla_lse::combined_lse(m, s);
         // o = sum_k exp(lse_k - lse*) o_k, chunk by chunk of 32 fragments
         float4 acc[4];
 #pragma unroll
