@@ -239,18 +239,8 @@ public:
     bool launch_cluster(Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream, const void* args,
                         size_t args_bytes, bool programmatic, unsigned cluster) override {
         check_pid();
-        size_t size = args_bytes;
-        void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
-                         CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-        CUlaunchAttribute attr[2]{};
-        attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attr[0].value.cluster_dim[0] = cluster;
-        attr[0].value.cluster_dim[1] = attr[0].value.cluster_dim[2] = 1;
-        attr[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attr[1].value.programmatic_stream_serialization_allowed = 1;
-        const CUlaunchConfig cfg{grid.x, grid.y,         grid.z, block.x, block.y, block.z, dynamic_shared,
-                                 stream, attr,           programmatic ? 2u : 1u};
-        const CUresult r = s_.cuLaunchKernelEx(&cfg, f, nullptr, extra);
+        PackedArgs pa(args, args_bytes);
+        const CUresult r = launch_ex(f, grid, block, dynamic_shared, stream, pa.extra, programmatic, cluster);
         if (r == CUDA_ERROR_NOT_SUPPORTED || r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_INVALID_CLUSTER_SIZE)
             return false;
         check(r, MLA_ERROR_LAUNCH, "cuLaunchKernelEx(CLUSTER_DIMENSION)");
@@ -328,6 +318,39 @@ public:
     }
 
 private:
+    // The packed argument buffer of a launch, as cuLaunchKernel's "extra" list (which points at
+    // `size`, so the object stays where it was built).
+    struct PackedArgs {
+        size_t size;
+        void* extra[5];
+        PackedArgs(const void* args, size_t bytes)
+            : size(bytes), extra{CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args), CU_LAUNCH_PARAM_BUFFER_SIZE,
+                                 &size, CU_LAUNCH_PARAM_END} {}
+        PackedArgs(const PackedArgs&) = delete;
+        PackedArgs& operator=(const PackedArgs&) = delete;
+    };
+
+    // cuLaunchKernelEx with the attributes asked for: CLUSTER_DIMENSION {cluster, 1, 1} where
+    // cluster > 1, PROGRAMMATIC_STREAM_SERIALIZATION = 1 where programmatic.
+    CUresult launch_ex(Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream, void** extra,
+                       bool programmatic, unsigned cluster) {
+        CUlaunchAttribute attr[2]{};
+        unsigned n = 0;
+        if (cluster > 1) {
+            attr[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            attr[n].value.cluster_dim[0] = cluster;
+            attr[n].value.cluster_dim[1] = attr[n].value.cluster_dim[2] = 1;
+            ++n;
+        }
+        if (programmatic) {
+            attr[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            attr[n].value.programmatic_stream_serialization_allowed = 1;
+            ++n;
+        }
+        const CUlaunchConfig cfg{grid.x, grid.y, grid.z, block.x, block.y, block.z, dynamic_shared, stream, attr, n};
+        return s_.cuLaunchKernelEx(&cfg, f, nullptr, extra);
+    }
+
     // The packed argument buffer ("extra" form); programmatic: cuLaunchKernelEx with
     // PROGRAMMATIC_STREAM_SERIALIZATION = 1, else cuLaunchKernel. A driver that refuses the
     // attribute (NOT_SUPPORTED, INVALID_VALUE) gets the plain launch: the kernels wait with
@@ -335,20 +358,14 @@ private:
     void launch_with(Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream, const void* args,
                      size_t args_bytes, bool programmatic) {
         check_pid();
-        size_t size = args_bytes;
-        void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
-                         CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+        PackedArgs pa(args, args_bytes);
         if (!programmatic) {
             check(s_.cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                                    dynamic_shared, stream, nullptr, extra),
+                                    dynamic_shared, stream, nullptr, pa.extra),
                   MLA_ERROR_LAUNCH, "cuLaunchKernel");
             return;
         }
-        CUlaunchAttribute attr{};
-        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attr.value.programmatic_stream_serialization_allowed = 1;
-        const CUlaunchConfig cfg{grid.x, grid.y, grid.z, block.x, block.y, block.z, dynamic_shared, stream, &attr, 1};
-        const CUresult r = s_.cuLaunchKernelEx(&cfg, f, nullptr, extra);
+        const CUresult r = launch_ex(f, grid, block, dynamic_shared, stream, pa.extra, true, 1);
         if (r == CUDA_ERROR_NOT_SUPPORTED || r == CUDA_ERROR_INVALID_VALUE) {
             launch_with(f, grid, block, dynamic_shared, stream, args, args_bytes, false);
             return;
