@@ -63,6 +63,27 @@ int row_tile(const Spec& s);
 // the same tolerances, and must hold values no bf16 can (else the kernels wrote bf16 values).
 // need_whole_tiles: the launch rule must pick mla_reduce.csv's spread-0 row (the whole-tile
 // reducer: tiles x M > 2 x clusters, src/launch/decode_check.cpp).
+// The probes' call: every tile counter set to `byte` in each byte (memset_d8), the error flag
+// cleared, one launch, then the counters and the flag read back. false (and run.error) on a
+// runtime failure.
+bool launch_counted(DeviceRun& run, unsigned char byte, std::vector<int32_t>& cnt, int32_t& flag) {
+    mla_context* ctx = run.ctx;
+    const size_t bytes = size_t(run.args.tile_counters_len) * 4;
+    if (mla_memset_d8(ctx, run.args.tile_counters, byte, bytes, nullptr) ||
+        mla_memset_d8(ctx, run.error_flag, 0, 4, nullptr) || !run.launch() || mla_stream_synchronize(ctx, nullptr) ||
+        !run.fetch_counters(cnt) || mla_memcpy_dtoh(ctx, &flag, run.error_flag, 4, nullptr)) {
+        run.error += std::string(" ") + mla_last_error();
+        return false;
+    }
+    return true;
+}
+
+// The plan's reduce_indptr (T + 1 entries, T = its qo tiles), copied back.
+bool fetch_reduce_indptr(DeviceRun& run, std::vector<int32_t>& ri) {
+    ri.assign(size_t(run.sizes.reduce_indptr_len), 0);
+    return mla_memcpy_dtoh(run.ctx, ri.data(), run.plan.reduce_indptr, ri.size() * 4, nullptr) == MLA_SUCCESS;
+}
+
 // The fused route is the one that ran (expect_fused): one more call with every tile counter preset
 // to kProbe (a caller's error: no tile can then complete its count, so none is reduced) must leave
 // counter t at kProbe + the tile's fragments (each split work of t counted in once) and the error
@@ -71,16 +92,11 @@ int row_tile(const Spec& s);
 bool probe_fused_route(DeviceRun& run, std::string& why) {
     constexpr int32_t kProbe = 0x01010101;  // memset_d8 of 0x01
     const int64_t T = run.sizes.reduce_indptr_len - 1;
-    std::vector<int32_t> ri(size_t(T + 1)), cnt;
+    std::vector<int32_t> ri, cnt;
     int32_t flag = -1;
-    mla_context* ctx = run.ctx;
     if (T < 1 || !run.args.tile_counters) return why = "no tile counters to probe", false;
-    if (mla_memcpy_dtoh(ctx, ri.data(), run.plan.reduce_indptr, ri.size() * 4, nullptr) ||
-        mla_memset_d8(ctx, run.args.tile_counters, 0x01, size_t(T) * 4, nullptr) ||
-        mla_memset_d8(ctx, run.error_flag, 0, 4, nullptr) || !run.launch() ||
-        mla_stream_synchronize(ctx, nullptr) || !run.fetch_counters(cnt) ||
-        mla_memcpy_dtoh(ctx, &flag, run.error_flag, 4, nullptr) ||
-        mla_memset_d8(ctx, run.args.tile_counters, 0, size_t(T) * 4, nullptr))
+    if (!fetch_reduce_indptr(run, ri) || !launch_counted(run, 0x01, cnt, flag) ||
+        mla_memset_d8(run.ctx, run.args.tile_counters, 0, size_t(run.args.tile_counters_len) * 4, nullptr))
         return why = "route probe: " + run.error + " " + mla_last_error(), false;
     if (flag != 0) return why = "route probe: error flag " + std::to_string(flag), false;
     int64_t counted = 0;
@@ -104,9 +120,9 @@ bool probe_fused_route(DeviceRun& run, std::string& why) {
 bool probe_bad_tile(DeviceRun& run, std::string& why) {
     mla_context* ctx = run.ctx;
     const int64_t T = run.sizes.reduce_indptr_len - 1, rows = run.sizes.work_info_set_rows;
-    std::vector<int32_t> ri(size_t(T + 1)), fmap(size_t(2 * T)), ws(size_t(8 * rows)), cnt;
+    std::vector<int32_t> ri, fmap(size_t(2 * T)), ws(size_t(8 * rows)), cnt;
     auto fail = [&](const std::string& m) { return why = "bad-tile probe: " + m, false; };
-    if (mla_memcpy_dtoh(ctx, ri.data(), run.plan.reduce_indptr, ri.size() * 4, nullptr) ||
+    if (!fetch_reduce_indptr(run, ri) ||
         mla_memcpy_dtoh(ctx, fmap.data(), run.plan.reduce_final_map, fmap.size() * 4, nullptr) ||
         mla_memcpy_dtoh(ctx, ws.data(), run.plan.work_info_set, ws.size() * 4, nullptr))
         return fail(std::string("copy the plan back: ") + mla_last_error());
@@ -124,10 +140,7 @@ bool probe_bad_tile(DeviceRun& run, std::string& why) {
         w2[8 * wi + 7] = bad;
         int32_t flag = -1;
         if (mla_memcpy_htod(ctx, run.plan.work_info_set, w2.data(), w2.size() * 4, nullptr) ||
-            mla_memset_d8(ctx, run.args.tile_counters, 0, size_t(T) * 4, nullptr) ||
-            mla_memset_d8(ctx, run.error_flag, 0, 4, nullptr) || !run.launch() ||
-            mla_stream_synchronize(ctx, nullptr) || !run.fetch_counters(cnt) ||
-            mla_memcpy_dtoh(ctx, &flag, run.error_flag, 4, nullptr))
+            !launch_counted(run, 0, cnt, flag))
             return fail(run.error + " " + mla_last_error());
         const std::string tag = "dw 7 = " + std::to_string(bad) + " (tile " + std::to_string(t) + "): ";
         if (!(flag & 4)) return fail(tag + "error flag " + std::to_string(flag) + ", expected bit 4");
@@ -139,7 +152,7 @@ bool probe_bad_tile(DeviceRun& run, std::string& why) {
         }
     }
     if (mla_memcpy_htod(ctx, run.plan.work_info_set, ws.data(), ws.size() * 4, nullptr) ||
-        mla_memset_d8(ctx, run.args.tile_counters, 0, size_t(T) * 4, nullptr) ||
+        mla_memset_d8(ctx, run.args.tile_counters, 0, size_t(run.args.tile_counters_len) * 4, nullptr) ||
         mla_memset_d8(ctx, run.error_flag, 0, 4, nullptr))
         return fail("restore the plan");
     return true;
