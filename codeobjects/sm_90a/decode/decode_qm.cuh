@@ -19,6 +19,7 @@
 // and KV with a tensor map of the cache run decode_qm_tma.cuh's body instead (decode_qm_dispatch,
 // below): the same MMAs with decoupled warpgroups and TMA loads. Pieces both bodies share: qm_common.cuh.
 #pragma once
+#include "decode/decode_qm_ss.cuh"   // the seesaw TMA body (MLA_QM_SEESAW)
 #include "decode/decode_qm_tma.cuh"  // the TMA body; qm_common.cuh
 #include "decode/decode_wgmma.cuh"
 
@@ -165,7 +166,8 @@ template <int M, bool Q8, bool KV8>
 __device__ __forceinline__ void decode_qm_dispatch(const mla_decode_params& p, char* smem) {
     if constexpr (!Q8 && !KV8 && MLA_QM_ABLATE == 0) {
         if (p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0) {
-            decode_qm_tma_body<M>(p, smem);
+            if constexpr (MLA_QM_SEESAW != 0) decode_qm_ss_body<M>(p, smem);
+            else decode_qm_tma_body<M>(p, smem);
             return;
         }
     }

@@ -74,44 +74,75 @@ __device__ __forceinline__ void qm_s_mma(float (&sacc)[32], uint64_t dQ, uint64_
     wg_commit();
 }
 
-// The online softmax of S tile `sacc` in warpgroup 0 (sacc[e]: row r0 + 8 ((e >> 1) & 1), token
-// 8 (e >> 2) + cq + (e & 1) of the tile, whose first token is jt0): masks keys flagged 0 in tk[]
-// and keys past the row's causal limit lim[], scales by sl2 (softmax scale x log2 e x the dtype
-// scales), updates the running max m_run and sum l_run (base 2), and gives the rescale factor
-// alpha of the rows' O and P (bf16) as the A fragments of the tile's 4 k-blocks: {p[8kb],
-// p[8kb+1]}, {p[8kb+2], ..+3}, {p[8kb+4], ..+5}, {p[8kb+6], ..+7}; p = 0 while a row has seen no
-// key (no -inf - -inf). Returns whether one of this thread's 16 keys is flagged 0 in tk[] (a
-// quad covers the tile's 64 tokens, so __any_sync over a warp covers the tile).
-__device__ __forceinline__ bool qm_softmax(float (&sacc)[32], const int* tk, int jt0, const int (&lim)[2], float sl2,
-                                           int cq, float (&m_run)[2], float (&l_run)[2], float (&alpha)[2],
-                                           uint32_t (&a)[4][4]) {
+// The online softmax of one S tile in place (s[e]: row r0 + 8 ((e >> 1) & 1), token 8 (e >> 2) +
+// cq + (e & 1) of the tile, whose first token is jt0): masks keys flagged 0 in tk[] and keys past
+// the row's causal limit lim[], scales by sl2 (softmax scale x log2 e x the dtype scales), and
+// against the running max m_in gives m_out = max(m_in, row max), scale = 2^(m_in - m_out) (0 while
+// m_in is -inf), P = 2^(s - m_out) (0 while m_out is -inf: no -inf - -inf), and l = l scale +
+// this thread's share of the row sums of P (summed over the quad in the epilogue). P goes to s in
+// fp32, or with kPack to a as bf16 A fragments of the tile's 4 k-blocks (qm_pack_p's layout; s is
+// then left holding the masked, scaled S). Returns whether
+// one of this thread's 16 keys is flagged 0 in tk[] (a quad covers the tile's 64 tokens, so
+// __any_sync over a warp covers the tile).
+template <bool kPack>
+__device__ __forceinline__ bool qm_softmax_p(float (&s)[32], const int* tk, int jt0, const int (&lim)[2], float sl2,
+                                             int cq, const float (&m_in)[2], float (&m_out)[2], float (&scale)[2],
+                                             float (&l)[2], uint32_t (&a)[4][4]) {
     float mx[2] = {-INFINITY, -INFINITY};
     bool masked = false;
 #pragma unroll
     for (int e = 0; e < 32; ++e) {
         const int ri = (e >> 1) & 1, jj = 8 * (e >> 2) + cq + (e & 1);
         masked |= tk[jj] == 0;
-        sacc[e] = (tk[jj] != 0 && jt0 + jj <= lim[ri]) ? sacc[e] * sl2 : -INFINITY;
-        mx[ri] = fmaxf(mx[ri], sacc[e]);
+        s[e] = (tk[jj] != 0 && jt0 + jj <= lim[ri]) ? s[e] * sl2 : -INFINITY;
+        mx[ri] = fmaxf(mx[ri], s[e]);
     }
-    float mn[2];
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
         mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
         mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
-        mn[i] = fmaxf(m_run[i], mx[i]);
-        alpha[i] = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - mn[i]);
-        m_run[i] = mn[i];
-        l_run[i] *= alpha[i];
+        m_out[i] = fmaxf(m_in[i], mx[i]);
+        scale[i] = m_in[i] == -INFINITY ? 0.f : ex2(m_in[i] - m_out[i]);
+        l[i] *= scale[i];
     }
 #pragma unroll
     for (int e = 0; e < 32; e += 2) {
         const int ri = (e >> 1) & 1;
-        const float pa = mn[ri] == -INFINITY ? 0.f : ex2(sacc[e] - mn[ri]);
-        const float pb = mn[ri] == -INFINITY ? 0.f : ex2(sacc[e + 1] - mn[ri]);
-        l_run[ri] += pa + pb;
-        a[e >> 3][(e >> 1) & 3] = mla_dec::pack_bf16(pa, pb);
+        const float pa = m_out[ri] == -INFINITY ? 0.f : ex2(s[e] - m_out[ri]);
+        const float pb = m_out[ri] == -INFINITY ? 0.f : ex2(s[e + 1] - m_out[ri]);
+        l[ri] += pa + pb;
+        if (kPack) {
+            a[e >> 3][(e >> 1) & 3] = mla_dec::pack_bf16(pa, pb);
+        } else {
+            s[e] = pa;
+            s[e + 1] = pb;
+        }
     }
+    return masked;
+}
+
+// P (fp32, qm_softmax_p's layout) times the row factors f[] as bf16 A fragments of the tile's 4
+// k-blocks (16 tokens each): {p[8kb], p[8kb+1]}, {p[8kb+2], ..+3}, {p[8kb+4], ..+5}, {p[8kb+6], ..+7}
+// (the m64nN accumulator layout of columns 16kb..16kb+15 is the m64k16 A fragment).
+template <bool kScale>
+__device__ __forceinline__ void qm_pack_p(const float (&s)[32], const float (&f)[2], uint32_t (&a)[4][4]) {
+#pragma unroll
+    for (int e = 0; e < 32; e += 2) {
+        const float g = kScale ? f[(e >> 1) & 1] : 1.f;
+        a[e >> 3][(e >> 1) & 3] = mla_dec::pack_bf16(kScale ? s[e] * g : s[e], kScale ? s[e + 1] * g : s[e + 1]);
+    }
+}
+
+// The online softmax of S tile `sacc` in warpgroup 0 of the TMA and cp.async bodies
+// (qm_softmax_p against m_run, then m_run = the new max): the rescale factor alpha of the rows' O,
+// and P as bf16 A fragments. Returns qm_softmax_p's masked flag.
+__device__ __forceinline__ bool qm_softmax(float (&sacc)[32], const int* tk, int jt0, const int (&lim)[2], float sl2,
+                                           int cq, float (&m_run)[2], float (&l_run)[2], float (&alpha)[2],
+                                           uint32_t (&a)[4][4]) {
+    float mn[2];
+    const bool masked = qm_softmax_p<true>(sacc, tk, jt0, lim, sl2, cq, m_run, mn, alpha, l_run, a);
+    m_run[0] = mn[0];
+    m_run[1] = mn[1];
     return masked;
 }
 

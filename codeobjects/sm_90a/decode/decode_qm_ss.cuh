@@ -1,0 +1,292 @@
+// decode_qm_ss.cuh - the qm kernel's "seesaw" body for bf16 Q and KV loaded by TMA (64-row tiles:
+// 64 and 128 heads): both warpgroups compute S, of alternate tiles, so that one warpgroup's
+// softmax runs beside the other's MMAs. The schedule is the one FlashMLA's deep-dive write-up
+// describes (docs/kernels.md item 7 has the derivation and the cost model); built with
+// -DMLA_QM_SEESAW=1 (decode_qm.cuh's dispatch), off while it is measured.
+//
+// Tiles go in pairs, t0 = 2j in ring slot 0 and t1 = 2j + 1 in slot 1; O is split by columns
+// (warpgroup 0 O_L = O[:, 0..255], warpgroup 1 O_R = O[:, 256..511]); m is the running row max
+// before the pair, the same in both warpgroups.
+//   [0] S0 = Q K0^T; m0 = max(m, rowmax S0), sc0 = 2^(m - m0), P0 = 2^(S0 - m0) (fp32, kept);
+//       (m0, sc0) to shared memory, barrier SC0; O_L = sc0 O_L + P0 V0_L
+//   [1] S1 = Q K1^T (beside S0); after SC0: m1 = max(m0, rowmax S1), sc1 = 2^(m0 - m1),
+//       P1 = 2^(S1 - m1); P1 (bf16, fragment order) and (m1, sc1) to shared memory, barrier SC1;
+//       O_R = sc0 sc1 O_R + P1 V1_R
+//   [0] after SC1: P0 sc1 (bf16) into slot 0's rope block (read by S0 only, so dead), barrier
+//       P0; O_L = sc1 O_L + P1 V1_L
+//   [1] after P0: O_R += (P0 sc1) V0_R
+// so O_L and O_R both end the pair relative to m1, and l (each warpgroup sums the rows of its
+// own tiles' P, rescaled alike) is summed over both warpgroups in the epilogue.
+//
+// Loads: each slot has two mbarriers, A (64-column blocks 0..3: V_L) and B (blocks 4..8: V_R
+// and the rope block), refilled by TMA as soon as their last reader is done, by that reader:
+// A0 by warpgroup 0 after P0 V0_L, B1 by warpgroup 1 after P1 V1_R (both early in the pair),
+// B0 by warpgroup 1 after (P0 sc1) V0_R, A1 by warpgroup 0 after P1 V1_L. Warpgroup 0 computes
+// S0 in block order A then B, warpgroup 1 computes S1 as B then A, each waiting for the half it
+// needs next. The token flags of slot 0 are written and read by warpgroup 0 only (A0's issuer,
+// S0's softmax, the zeroing of masked rows), those of slot 1 by warpgroup 1 only. A tile count
+// that is odd ends with a pair without t1: warpgroup 1 then hands over (m0, 1).
+#pragma once
+#include "decode/kv_load.cuh"
+#include "decode/qm_common.cuh"
+
+#ifndef MLA_QM_SEESAW
+#define MLA_QM_SEESAW 0
+#endif
+
+namespace mla_wg {
+
+struct CfgQSS {
+    static constexpr int OFF_Q = 0;                          // Q, 64 rows bf16, swizzled
+    static constexpr int OFF_KV = 64 * 1152;                 // ring of 2 tiles (slot 0 even, 1 odd)
+    static constexpr int OFF_P1 = OFF_KV + 2 * kTile;        // P1 fragments [4 k-blocks][128] uint4
+    static constexpr int OFF_SC = OFF_P1 + 4 * 128 * 16;     // float2 (m, scale) [2][64]: SC0, SC1
+    static constexpr int OFF_TOK = OFF_SC + 2 * 64 * 8;      // token flags [2][64]
+    static constexpr int OFF_BAR = OFF_TOK + 2 * kTN * 4;    // mbarriers A0, B0, A1, B1
+    static constexpr int SMEM = OFF_BAR + 4 * 8;
+    static_assert(SMEM <= mla_decode_qm_smem_bytes(false), "more than the qm rows' launch_smem");
+    static_assert(64 * kOPitch * 4 <= 2 * kTile, "output staging does not fit the ring");
+    static_assert(2 * 128 * 2 * 4 <= OFF_KV, "the epilogue's l exchange fits the Q region");
+    static_assert(OFF_KV % 1024 == 0 && OFF_BAR % 8 == 0, "swizzle atoms, mbarriers");
+};
+
+// named barriers of this body (0 is __syncthreads): the two warpgroup-local ones (zeroing of
+// masked rows), SC0, SC1, P0 (each: arrive by one warpgroup, sync by the other)
+constexpr int kSsWg0 = 5, kSsSc0 = 6, kSsSc1 = 7, kSsP0 = 8, kSsWg1 = 9;
+
+// S [64 x 64] (+)= Q . K^T over k-steps KK0 .. KK1 - 1 (16 columns each; 36 in all), issued, not
+// committed; kFirst: the first step overwrites the accumulator.
+template <int KK0, int KK1, bool kFirst>
+__device__ __forceinline__ void qm_s_steps(float (&sacc)[32], uint64_t dQ, uint64_t dK) {
+#pragma unroll
+    for (int kk = KK0; kk < KK1; ++kk) {
+        const uint64_t koff = uint64_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
+        wgmma_n64_ss(sacc, dQ + koff, dK + koff, kFirst && kk == KK0 ? 0 : 1);
+    }
+}
+
+// O_w (+)= P . V_w over a tile's 4 k-blocks (4 x m64n256k16, A = P from registers), one commit
+// group, not waited for; the caller scaled O and fenced.
+__device__ __forceinline__ void qm_pv_issue(float (&o)[128], uint32_t (&a)[4][4], uint64_t dV) {
+#pragma unroll
+    for (int kb = 0; kb < 4; ++kb)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[kb][i])::"memory");
+    wg_fence();
+#pragma unroll
+    for (int kb = 0; kb < 4; ++kb) wgmma_n256_rs(o, a[kb], dV + uint64_t((kb * 2048) >> 4));
+    wg_commit();
+}
+
+template <int M>
+__device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, char* smem) {
+    using C = CfgQSS;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
+    const int wt = tid & 127;
+    if (!launch_ok(p, smem, C::SMEM)) return;
+    const uint32_t sbase = smem_u32(smem);
+    float2* scx = reinterpret_cast<float2*>(smem + C::OFF_SC);  // [2][64]: (m0, sc0), (m1, sc1)
+    int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);      // [2][64]
+    uint4* p1x = reinterpret_cast<uint4*>(smem + C::OFF_P1);     // P1 [kb][128]
+    const uint32_t bar0 = sbase + C::OFF_BAR;                    // + 8 (2 slot + half)
+    if (tid < 4) mbar_init(bar0 + 8 * tid, 64);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    // bit i: the parity of mbarrier i's next phase, for the mbarriers this warpgroup waits on
+    // (warpgroup 0: A0, B0, A1; warpgroup 1: B1, A1, B0), each waited once per fill
+    uint32_t phase = 0;
+    auto wait_fill = [&](int i) {
+        mbar_wait(bar0 + 8 * i, (phase >> i) & 1);
+        phase ^= 1u << i;
+    };
+    constexpr int kA0 = 0, kB0 = 1, kA1 = 2, kB1 = 3;
+
+    const float qsc = p.q_scale ? *p.q_scale : 1.0f;
+    const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
+    const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
+    const int r0 = 16 * wl + (lane >> 2), cq = 2 * (lane & 3);  // rows r0, r0 + 8; columns cq, cq + 1
+    const uint64_t dQ = sw128_desc(sbase + C::OFF_Q, 16, 1024);
+    auto slot = [&](int s) { return C::OFF_KV + s * kTile; };  // byte offset of ring slot s
+
+    const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
+    for (int wi = w_begin; wi < w_end; ++wi) {
+        mla_dec::Work w;
+        if (!mla_dec::load_work(p, wi, M, w)) continue;
+        const int n_tiles = w.tiles(kTN);
+
+        fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
+        __syncthreads();      // the previous work's epilogue is done with shared memory
+        // this warpgroup's half of tile `tile` (warpgroup 0: blocks 0..3, warpgroup 1: 4..8) into
+        // slot tile & 1; the flags of slot 0 by warpgroup 0, of slot 1 by warpgroup 1
+        auto issue = [&](int tile, const PagePrefetch& pg) {
+            const int s = tile & 1;
+            const uint32_t dst = sbase + slot(s);
+            int* tk = tokok + s * kTN;
+            if (wg == 0) {
+                if (s == 0) issue_tile_tma_tpt<2, false, 0, 4, true>(p, w, tile, n_tiles, 0, dst, tk, bar0 + 8 * kA0, pg, nullptr, wt);
+                else issue_tile_tma_tpt<2, false, 0, 4, false>(p, w, tile, n_tiles, 0, dst, tk, bar0 + 8 * kA1, pg, nullptr, wt);
+            } else {
+                if (s == 0) issue_tile_tma_tpt<2, false, 4, 9, false>(p, w, tile, n_tiles, 0, dst, tk, bar0 + 8 * kB0, pg, nullptr, wt);
+                else issue_tile_tma_tpt<2, false, 4, 9, true>(p, w, tile, n_tiles, 0, dst, tk, bar0 + 8 * kB1, pg, nullptr, wt);
+            }
+        };
+        // the pages of the next even and odd tile this warpgroup issues, looked up ahead
+        PagePrefetch pe, po;
+        {
+            PagePrefetch pg0, pg1;
+            pg0.fetch(p, w, 0, n_tiles, wt >> 1, (wt & 1) == 0);
+            pg1.fetch(p, w, 1, n_tiles, wt >> 1, (wt & 1) == 0);
+            issue(0, pg0);
+            issue(1, pg1);
+            pe.fetch(p, w, 2, n_tiles, wt >> 1, (wt & 1) == 0);
+            po.fetch(p, w, 3, n_tiles, wt >> 1, (wt & 1) == 0);
+        }
+        load_q<64, false>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
+        cp_wait<0>();
+        fence_proxy_async();  // Q (cp.async) -> the MMAs' async proxy
+        __syncthreads();
+
+        float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
+        int lim[2];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) lim[i] = mla_dec::row_limit(p, w, r0 + 8 * i);
+        float o[128];
+#pragma unroll
+        for (int e = 0; e < 128; ++e) o[e] = 0.f;
+        uint4* p0x = reinterpret_cast<uint4*>(smem + slot(0) + 8 * kBlk);  // P0 sc1: slot 0's rope block
+
+        if (wg == 0) {
+            for (int t0 = 0; t0 < n_tiles; t0 += 2) {
+                const bool has1 = t0 + 1 < n_tiles;
+                float sacc[32];
+                wait_fill(kA0);
+                reg_fence(sacc);
+                wg_fence();
+                qm_s_steps<0, 16, true>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
+                wait_fill(kB0);
+                qm_s_steps<16, 36, false>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
+                wg_commit();
+                wg_wait0();
+                reg_fence(sacc);
+                float m0[2], sc0[2];
+                uint32_t a[4][4];
+                const bool masked = qm_softmax_p<false>(sacc, tokok, w.tok_begin + t0 * kTN, lim, sl2, cq, m_run, m0,
+                                                        sc0, l_run, a);
+                // every warp sees all 64 flags (a quad covers the tile's tokens): a uniform branch
+                if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(0), tokok, wt, kSsWg0);
+                if ((lane & 3) == 0) {
+                    scx[r0] = make_float2(m0[0], sc0[0]);
+                    scx[r0 + 8] = make_float2(m0[1], sc0[1]);
+                }
+                fence_proxy_async();  // zeroed rows -> warpgroup 1's P.V (async proxy)
+                bar_arrive(kSsSc0, 256);
+
+                // O_L = sc0 O_L + P0 V0_L, waited for: blocks 0..3 of slot 0 are then free
+                qm_pack_p<false>(sacc, sc0, a);
+                qm_pv(o, sc0, a, sw128_desc(sbase + slot(0), kVLbo, kVSbo));
+                fence_proxy_async();
+                issue(t0 + 2, pe);
+                pe.fetch(p, w, t0 + 4, n_tiles, wt >> 1, (wt & 1) == 0);
+
+                bar_sync(kSsSc1, 256);  // (m1, sc1), P1, the zeroed rows of slot 1
+                const float2 v0 = scx[64 + r0], v1 = scx[64 + r0 + 8];
+                const float sc1[2] = {v0.y, v1.y};
+                m_run[0] = v0.x;
+                m_run[1] = v1.x;
+                qm_pack_p<true>(sacc, sc1, a);
+                qm_store_p(p0x, a, wt);
+                bar_arrive(kSsP0, 256);
+                l_run[0] *= sc1[0];
+                l_run[1] *= sc1[1];
+                if (has1) {  // O_L = sc1 O_L + P1 V1_L, waited for: blocks 0..3 of slot 1 are then free
+                    wait_fill(kA1);
+                    qm_load_p(p1x, a, wt);
+                    qm_pv(o, sc1, a, sw128_desc(sbase + slot(1), kVLbo, kVSbo));
+                    fence_proxy_async();
+                    issue(t0 + 3, po);
+                    po.fetch(p, w, t0 + 5, n_tiles, wt >> 1, (wt & 1) == 0);
+                }
+            }
+        } else {
+            for (int t0 = 0; t0 < n_tiles; t0 += 2) {
+                const bool has1 = t0 + 1 < n_tiles;
+                float m0[2], sc0[2], m1[2], sc1[2] = {1.f, 1.f};
+                float l1[2];
+                uint32_t a[4][4];
+                if (has1) {
+                    float sacc[32];
+                    wait_fill(kB1);
+                    reg_fence(sacc);
+                    wg_fence();
+                    qm_s_steps<16, 36, true>(sacc, dQ, sw128_desc(sbase + slot(1), 16, 1024));
+                    wait_fill(kA1);
+                    qm_s_steps<0, 16, false>(sacc, dQ, sw128_desc(sbase + slot(1), 16, 1024));
+                    wg_commit();
+                    wg_wait0();
+                    reg_fence(sacc);
+                    bar_sync(kSsSc0, 256);  // (m0, sc0)
+                    const float2 v0 = scx[r0], v1 = scx[r0 + 8];
+                    m0[0] = v0.x;
+                    m0[1] = v1.x;
+                    sc0[0] = v0.y;
+                    sc0[1] = v1.y;
+                    l1[0] = l_run[0] * sc0[0];
+                    l1[1] = l_run[1] * sc0[1];
+                    const bool masked = qm_softmax_p<true>(sacc, tokok + kTN, w.tok_begin + (t0 + 1) * kTN, lim, sl2,
+                                                           cq, m0, m1, sc1, l1, a);
+                    if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(1), tokok + kTN, wt, kSsWg1);
+                    qm_store_p(p1x, a, wt);
+                } else {
+                    bar_sync(kSsSc0, 256);
+                    const float2 v0 = scx[r0], v1 = scx[r0 + 8];
+                    m0[0] = m1[0] = v0.x;
+                    m0[1] = m1[1] = v1.x;
+                    sc0[0] = v0.y;
+                    sc0[1] = v1.y;
+                    l1[0] = l_run[0] * sc0[0];
+                    l1[1] = l_run[1] * sc0[1];
+                }
+                if ((lane & 3) == 0) {
+                    scx[64 + r0] = make_float2(m1[0], sc1[0]);
+                    scx[64 + r0 + 8] = make_float2(m1[1], sc1[1]);
+                }
+                fence_proxy_async();  // zeroed rows -> warpgroup 0's P.V (async proxy)
+                bar_arrive(kSsSc1, 256);
+                l_run[0] = l1[0];
+                l_run[1] = l1[1];
+                m_run[0] = m1[0];
+                m_run[1] = m1[1];
+
+                // O_R = sc0 sc1 O_R (+ P1 V1_R, not waited for)
+                const float f[2] = {sc0[0] * sc1[0], sc0[1] * sc1[1]};
+#pragma unroll
+                for (int e = 0; e < 128; ++e) o[e] *= f[(e >> 1) & 1];
+                reg_fence(o);
+                if (has1) qm_pv_issue(o, a, sw128_desc(sbase + slot(1) + 4 * kBlk, kVLbo, kVSbo));
+
+                // O_R += (P0 sc1) V0_R
+                bar_sync(kSsP0, 256);
+                wait_fill(kB0);
+                uint32_t a0[4][4];
+                qm_load_p(p0x, a0, wt);
+                qm_pv_issue(o, a0, sw128_desc(sbase + slot(0) + 4 * kBlk, kVLbo, kVSbo));
+                if (has1) {  // P1 V1_R done: blocks 4..8 of slot 1 are free
+                    wg_wait1();
+                    fence_proxy_async();
+                    issue(t0 + 3, po);
+                    po.fetch(p, w, t0 + 5, n_tiles, wt >> 1, (wt & 1) == 0);
+                }
+                wg_wait0();
+                reg_fence(o);
+                fence_proxy_async();  // this thread's reads of P0 before the TMA writes the block
+                issue(t0 + 2, pe);
+                pe.fetch(p, w, t0 + 4, n_tiles, wt >> 1, (wt & 1) == 0);
+            }
+        }
+
+        // ---- epilogue (qm_common.cuh): l exchanged in the Q region (every S is done) ----
+        qm_epilogue<false>(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), reinterpret_cast<float*>(smem + C::OFF_Q),
+                           o, l_run, m_run, kvsc);
+    }
+}
+
+}  // namespace mla_wg
