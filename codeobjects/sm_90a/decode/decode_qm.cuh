@@ -19,8 +19,7 @@
 // and KV with a tensor map of the cache run decode_qm_tma.cuh's body instead (decode_qm_dispatch,
 // below): the same MMAs with decoupled warpgroups and TMA loads. Pieces both bodies share: qm_common.cuh.
 #pragma once
-#include "decode/decode_qm_ss.cuh"   // the seesaw TMA body (MLA_QM_SEESAW)
-#include "decode/decode_qm_tma.cuh"  // the TMA body; qm_common.cuh
+#include "decode/decode_qm_ss.cuh"  // the TMA bodies (decoupled; seesaw with MLA_QM_SEESAW); qm_common.cuh
 #include "decode/decode_wgmma.cuh"
 
 namespace mla_wg {

@@ -12,23 +12,24 @@
 //   [1] S1 = Q K1^T (beside S0); after SC0: m1 = max(m0, rowmax S1), sc1 = 2^(m0 - m1),
 //       P1 = 2^(S1 - m1); P1 (bf16, fragment order) and (m1, sc1) to shared memory, barrier SC1;
 //       O_R = sc0 sc1 O_R + P1 V1_R
-//   [0] after SC1: P0 sc1 (bf16) into slot 0's rope block (read by S0 only, so dead), barrier
-//       P0; O_L = sc1 O_L + P1 V1_L
+//   [0] after SC1: P1 from the exchange buffer to registers and P0 sc1 (bf16) into it (each
+//       thread reads and writes only its own fragment slots), barrier P0; O_L = sc1 O_L + P1 V1_L
 //   [1] after P0: O_R += (P0 sc1) V0_R
 // so O_L and O_R both end the pair relative to m1, and l (each warpgroup sums the rows of its
 // own tiles' P, rescaled alike) is summed over both warpgroups in the epilogue.
 //
-// Loads: each slot has two mbarriers, A (64-column blocks 0..3: V_L) and B (blocks 4..8: V_R
-// and the rope block), refilled by TMA as soon as their last reader is done, by that reader:
-// A0 by warpgroup 0 after P0 V0_L, B1 by warpgroup 1 after P1 V1_R (both early in the pair),
-// B0 by warpgroup 1 after (P0 sc1) V0_R, A1 by warpgroup 0 after P1 V1_L. Warpgroup 0 computes
-// S0 in block order A then B, warpgroup 1 computes S1 as B then A, each waiting for the half it
-// needs next. The token flags of slot 0 are written and read by warpgroup 0 only (A0's issuer,
-// S0's softmax, the zeroing of masked rows), those of slot 1 by warpgroup 1 only. A tile count
-// that is odd ends with a pair without t1: warpgroup 1 then hands over (m0, 1).
+// Loads: each slot has two mbarriers, "early" and "late", each for a set of its 64-column
+// blocks, refilled by TMA as soon as their last reader is done, by that reader. Slot 0: early =
+// blocks 0..3 (V_L) and 8 (rope, read by S0 only), refilled by warpgroup 0 after P0 V0_L; late =
+// blocks 4..7, by warpgroup 1 after (P0 sc1) V0_R. Slot 1: early = blocks 4..8, by warpgroup 1
+// after P1 V1_R; late = blocks 0..3, by warpgroup 0 after P1 V1_L. Each S runs over its slot's
+// early blocks first (S0: blocks 0..3, 8, then 4..7; S1: 4..8, then 0..3), waiting for the late
+// ones only then. The token flags of slot 0 are written and read by warpgroup 0 only (the early
+// issuer, S0's softmax, the zeroing of masked rows), those of slot 1 by warpgroup 1 only. A tile
+// count that is odd ends with a pair without t1: warpgroup 1 then hands over (m0, 1).
+// Measurement hook: MLA_QMT_ABLATE & 2 (decode_qm_tma.cuh) skips the KV loads here too.
 #pragma once
-#include "decode/kv_load.cuh"
-#include "decode/qm_common.cuh"
+#include "decode/decode_qm_tma.cuh"  // kv_load.cuh, qm_common.cuh; MLA_QMT_ABLATE, qmt_ablate_flags
 
 #ifndef MLA_QM_SEESAW
 #define MLA_QM_SEESAW 0
@@ -39,10 +40,10 @@ namespace mla_wg {
 struct CfgQSS {
     static constexpr int OFF_Q = 0;                          // Q, 64 rows bf16, swizzled
     static constexpr int OFF_KV = 64 * 1152;                 // ring of 2 tiles (slot 0 even, 1 odd)
-    static constexpr int OFF_P1 = OFF_KV + 2 * kTile;        // P1 fragments [4 k-blocks][128] uint4
-    static constexpr int OFF_SC = OFF_P1 + 4 * 128 * 16;     // float2 (m, scale) [2][64]: SC0, SC1
+    static constexpr int OFF_PX = OFF_KV + 2 * kTile;        // P1, then P0 sc1: [4 k-blocks][128] uint4
+    static constexpr int OFF_SC = OFF_PX + 4 * 128 * 16;     // float2 (m, scale) [2][64]: SC0, SC1
     static constexpr int OFF_TOK = OFF_SC + 2 * 64 * 8;      // token flags [2][64]
-    static constexpr int OFF_BAR = OFF_TOK + 2 * kTN * 4;    // mbarriers A0, B0, A1, B1
+    static constexpr int OFF_BAR = OFF_TOK + 2 * kTN * 4;    // mbarriers E0, L0, L1, E1
     static constexpr int SMEM = OFF_BAR + 4 * 8;
     static_assert(SMEM <= mla_decode_qm_smem_bytes(false), "more than the qm rows' launch_smem");
     static_assert(64 * kOPitch * 4 <= 2 * kTile, "output staging does not fit the ring");
@@ -87,18 +88,18 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
     const uint32_t sbase = smem_u32(smem);
     float2* scx = reinterpret_cast<float2*>(smem + C::OFF_SC);  // [2][64]: (m0, sc0), (m1, sc1)
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);      // [2][64]
-    uint4* p1x = reinterpret_cast<uint4*>(smem + C::OFF_P1);     // P1 [kb][128]
+    uint4* px = reinterpret_cast<uint4*>(smem + C::OFF_PX);      // P1 / P0 sc1 [kb][128]
     const uint32_t bar0 = sbase + C::OFF_BAR;                    // + 8 (2 slot + half)
     if (tid < 4) mbar_init(bar0 + 8 * tid, 64);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     // bit i: the parity of mbarrier i's next phase, for the mbarriers this warpgroup waits on
-    // (warpgroup 0: A0, B0, A1; warpgroup 1: B1, A1, B0), each waited once per fill
+    // (warpgroup 0: E0, L0, L1; warpgroup 1: E1, L1, L0), each waited once per fill
     uint32_t phase = 0;
     auto wait_fill = [&](int i) {
         mbar_wait(bar0 + 8 * i, (phase >> i) & 1);
         phase ^= 1u << i;
     };
-    constexpr int kA0 = 0, kB0 = 1, kA1 = 2, kB1 = 3;
+    constexpr int kE0 = 0, kL0 = 1, kL1 = 2, kE1 = 3;  // early / late blocks of slot 0 / 1
 
     const float qsc = p.q_scale ? *p.q_scale : 1.0f;
     const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
@@ -115,18 +116,27 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
 
         fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
         __syncthreads();      // the previous work's epilogue is done with shared memory
-        // this warpgroup's half of tile `tile` (warpgroup 0: blocks 0..3, warpgroup 1: 4..8) into
-        // slot tile & 1; the flags of slot 0 by warpgroup 0, of slot 1 by warpgroup 1
+        // this warpgroup's blocks of tile `tile` into slot tile & 1 (warpgroup 0: slot 0's early
+        // blocks 0..3, 8 with the flags, slot 1's late 0..3; warpgroup 1: slot 0's late 4..7, slot
+        // 1's early 4..8 with the flags); =2: no load, the flags as on good pages, a plain arrival
         auto issue = [&](int tile, const PagePrefetch& pg) {
             const int s = tile & 1;
             const uint32_t dst = sbase + slot(s);
             int* tk = tokok + s * kTN;
+            const int bi = wg == 0 ? (s == 0 ? kE0 : kL1) : (s == 0 ? kL0 : kE1);
+            if (MLA_QMT_ABLATE & 2) {
+                if (tile < n_tiles && (wt & 1) == 0) {
+                    if (wg == s) qmt_ablate_flags(w, tile, n_tiles, tk, wt);
+                    mbar_arrive(bar0 + 8 * bi);
+                }
+                return;
+            }
             if (wg == 0) {
-                if (s == 0) issue_tile_tma_tpt<2, false, 0, 4, true>(p, w, tile, n_tiles, 0, dst, tk, bar0 + 8 * kA0, pg, nullptr, wt);
-                else issue_tile_tma_tpt<2, false, 0, 4, false>(p, w, tile, n_tiles, 0, dst, tk, bar0 + 8 * kA1, pg, nullptr, wt);
+                if (s == 0) issue_tile_tma_tpt<2, false, 0x10Fu, true>(p, w, tile, n_tiles, 0, dst, tk, bar0 + 8 * bi, pg, nullptr, wt);
+                else issue_tile_tma_tpt<2, false, 0x00Fu, false>(p, w, tile, n_tiles, 0, dst, tk, bar0 + 8 * bi, pg, nullptr, wt);
             } else {
-                if (s == 0) issue_tile_tma_tpt<2, false, 4, 9, false>(p, w, tile, n_tiles, 0, dst, tk, bar0 + 8 * kB0, pg, nullptr, wt);
-                else issue_tile_tma_tpt<2, false, 4, 9, true>(p, w, tile, n_tiles, 0, dst, tk, bar0 + 8 * kB1, pg, nullptr, wt);
+                if (s == 0) issue_tile_tma_tpt<2, false, 0x0F0u, false>(p, w, tile, n_tiles, 0, dst, tk, bar0 + 8 * bi, pg, nullptr, wt);
+                else issue_tile_tma_tpt<2, false, 0x1F0u, true>(p, w, tile, n_tiles, 0, dst, tk, bar0 + 8 * bi, pg, nullptr, wt);
             }
         };
         // the pages of the next even and odd tile this warpgroup issues, looked up ahead
@@ -152,18 +162,18 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
         float o[128];
 #pragma unroll
         for (int e = 0; e < 128; ++e) o[e] = 0.f;
-        uint4* p0x = reinterpret_cast<uint4*>(smem + slot(0) + 8 * kBlk);  // P0 sc1: slot 0's rope block
 
         if (wg == 0) {
             for (int t0 = 0; t0 < n_tiles; t0 += 2) {
                 const bool has1 = t0 + 1 < n_tiles;
                 float sacc[32];
-                wait_fill(kA0);
+                wait_fill(kE0);
                 reg_fence(sacc);
                 wg_fence();
                 qm_s_steps<0, 16, true>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
-                wait_fill(kB0);
-                qm_s_steps<16, 36, false>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
+                qm_s_steps<32, 36, false>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
+                wait_fill(kL0);
+                qm_s_steps<16, 32, false>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
                 wg_commit();
                 wg_wait0();
                 reg_fence(sacc);
@@ -180,7 +190,7 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
                 fence_proxy_async();  // zeroed rows -> warpgroup 1's P.V (async proxy)
                 bar_arrive(kSsSc0, 256);
 
-                // O_L = sc0 O_L + P0 V0_L, waited for: blocks 0..3 of slot 0 are then free
+                // O_L = sc0 O_L + P0 V0_L, waited for: slot 0's early blocks are then free
                 qm_pack_p<false>(sacc, sc0, a);
                 qm_pv(o, sc0, a, sw128_desc(sbase + slot(0), kVLbo, kVSbo));
                 fence_proxy_async();
@@ -192,15 +202,16 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
                 const float sc1[2] = {v0.y, v1.y};
                 m_run[0] = v0.x;
                 m_run[1] = v1.x;
+                uint32_t a1[4][4];
+                if (has1) qm_load_p(px, a1, wt);  // this thread's slots: read before they are rewritten
                 qm_pack_p<true>(sacc, sc1, a);
-                qm_store_p(p0x, a, wt);
+                qm_store_p(px, a, wt);
                 bar_arrive(kSsP0, 256);
                 l_run[0] *= sc1[0];
                 l_run[1] *= sc1[1];
-                if (has1) {  // O_L = sc1 O_L + P1 V1_L, waited for: blocks 0..3 of slot 1 are then free
-                    wait_fill(kA1);
-                    qm_load_p(p1x, a, wt);
-                    qm_pv(o, sc1, a, sw128_desc(sbase + slot(1), kVLbo, kVSbo));
+                if (has1) {  // O_L = sc1 O_L + P1 V1_L, waited for: slot 1's late blocks are then free
+                    wait_fill(kL1);
+                    qm_pv(o, sc1, a1, sw128_desc(sbase + slot(1), kVLbo, kVSbo));
                     fence_proxy_async();
                     issue(t0 + 3, po);
                     po.fetch(p, w, t0 + 5, n_tiles, wt >> 1, (wt & 1) == 0);
@@ -214,11 +225,11 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
                 uint32_t a[4][4];
                 if (has1) {
                     float sacc[32];
-                    wait_fill(kB1);
+                    wait_fill(kE1);
                     reg_fence(sacc);
                     wg_fence();
                     qm_s_steps<16, 36, true>(sacc, dQ, sw128_desc(sbase + slot(1), 16, 1024));
-                    wait_fill(kA1);
+                    wait_fill(kL1);
                     qm_s_steps<0, 16, false>(sacc, dQ, sw128_desc(sbase + slot(1), 16, 1024));
                     wg_commit();
                     wg_wait0();
@@ -234,7 +245,7 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
                     const bool masked = qm_softmax_p<true>(sacc, tokok + kTN, w.tok_begin + (t0 + 1) * kTN, lim, sl2,
                                                            cq, m0, m1, sc1, l1, a);
                     if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(1), tokok + kTN, wt, kSsWg1);
-                    qm_store_p(p1x, a, wt);
+                    qm_store_p(px, a, wt);
                 } else {
                     bar_sync(kSsSc0, 256);
                     const float2 v0 = scx[r0], v1 = scx[r0 + 8];
@@ -265,11 +276,11 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
 
                 // O_R += (P0 sc1) V0_R
                 bar_sync(kSsP0, 256);
-                wait_fill(kB0);
+                wait_fill(kL0);
                 uint32_t a0[4][4];
-                qm_load_p(p0x, a0, wt);
+                qm_load_p(px, a0, wt);
                 qm_pv_issue(o, a0, sw128_desc(sbase + slot(0) + 4 * kBlk, kVLbo, kVSbo));
-                if (has1) {  // P1 V1_R done: blocks 4..8 of slot 1 are free
+                if (has1) {  // P1 V1_R done: slot 1's early blocks are free
                     wg_wait1();
                     fence_proxy_async();
                     issue(t0 + 3, po);
@@ -277,7 +288,7 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
                 }
                 wg_wait0();
                 reg_fence(o);
-                fence_proxy_async();  // this thread's reads of P0 before the TMA writes the block
+                fence_proxy_async();
                 issue(t0 + 2, pe);
                 pe.fetch(p, w, t0 + 4, n_tiles, wt >> 1, (wt & 1) == 0);
             }

@@ -240,15 +240,18 @@ __device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla
 // token's second thread does nothing. kPair (TPT = 2; the qm pair of a 2-CTA cluster,
 // cluster_pair.cuh): every arrival as above (the whole tile's bytes expected on this CTA's
 // mbarrier), but only this CTA's share of a run's boxes is issued (`rank` 0: blocks 0..4, 1:
-// 5..8), each multicast into both CTAs' slot. kB0, kB1 (TPT = 2; the qm seesaw body,
-// decode_qm_ss.cuh): only the 64-column blocks kB0 .. kB1 - 1 of each run, their bytes on bar;
-// kFlags false: tok is not written (the other half's issuer writes the flags).
-template <int TPT, bool kPair = false, int kB0 = 0, int kB1 = 9, bool kFlags = true>
+// 5..8), each multicast into both CTAs' slot. kBlocks (TPT = 2; the qm seesaw body,
+// decode_qm_ss.cuh): only the 64-column blocks b with bit b set, their bytes on bar; kFlags
+// false: tok is not written (the issuer of the tile's other blocks writes the flags).
+template <int TPT, bool kPair = false, unsigned kBlocks = 0x1FFu, bool kFlags = true>
 __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, const mla_dec::Work& w, int tile,
                                                    int n_tiles, int stage, uint32_t slot, int* tok, uint32_t bar,
                                                    const PagePrefetch& pf, uint32_t* zero, int t, uint32_t rank = 0) {
     static_assert(!kPair || TPT == 2, "the pair issues by one warpgroup");
-    static_assert((kB0 == 0 && kB1 == 9) || (TPT == 2 && !kPair), "a block range is issued by one warpgroup");
+    static_assert(kBlocks == 0x1FFu || (TPT == 2 && !kPair), "a block subset is issued by one warpgroup");
+    constexpr int kBlockCount = ((kBlocks >> 0) & 1) + ((kBlocks >> 1) & 1) + ((kBlocks >> 2) & 1) + ((kBlocks >> 3) & 1) +
+                                ((kBlocks >> 4) & 1) + ((kBlocks >> 5) & 1) + ((kBlocks >> 6) & 1) + ((kBlocks >> 7) & 1) +
+                                ((kBlocks >> 8) & 1);
     if (tile >= n_tiles || (TPT != 4 && (t & (TPT - 1)))) return;
     const int lt = t >> (TPT == 4 ? 2 : 1), sub = TPT == 4 ? t & 3 : 0;
     const int j = w.tok_begin + tile * kTN + lt;
@@ -258,14 +261,15 @@ __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, c
     if (kFlags) tok[lt] = row != nullptr ? 1 : 0;
     const int psz = 1 << p.page_size_log2, box_rows = min(psz, kTN);
     if (row != nullptr && (lt == 0 || (j & (psz - 1)) == 0)) {
-        mbar_arrive_tx(bar, (kB1 - kB0) * box_rows * 128);
+        mbar_arrive_tx(bar, kBlockCount * box_rows * 128);
         if constexpr (kPair) {
             for (int b = rank ? 5 : 0; b < (rank ? 9 : 5); ++b)
                 tma_load_3d_pair(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
         } else {
 #pragma unroll
-            for (int b = kB0; b < kB1; ++b)
-                tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
+            for (int b = 0; b < 9; ++b)
+                if ((kBlocks >> b) & 1u)
+                    tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
         }
     } else {
         mbar_arrive(bar);
