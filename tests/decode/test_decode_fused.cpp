@@ -51,7 +51,7 @@ TEST_CASE("fused reduction: one launch where both rows allow it, with the counte
         REQUIRE(st == MLA_SUCCESS);
         REQUIRE(fake_rt_launch_count() == 1);  // no reducer
         const fake_rt_launch_record* r = fake_rt_launch(0);
-        CHECK(std::string(r->symbol) == table_symbol(MLA_DTYPE_BF16, MLA_DTYPE_BF16, k.m) + "_fused");
+        CHECK(std::string(r->symbol) == plain_build(table_symbol(MLA_DTYPE_BF16, MLA_DTYPE_BF16, k.m)) + "_fused");
         const mla_decode_params p = params_of(r);
         CHECK(p.tile_counters == cnt.data());
         // the reducer's params struct, with every tile of the plan (the kernel bounds dw 7 by it)

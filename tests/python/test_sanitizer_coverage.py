@@ -63,7 +63,8 @@ def _launched(line):
     s = libmla.shape_support(a["--heads"], a["--qlen"], a["--dtype"], a["--kv-dtype"], arch="sm_90a",
                              causal=True, page_size=a["--page-size"], return_lse=True)
     assert s.supported, line
-    m = int(s.asm_kernel.rsplit("_m", 1)[1])  # the row tile M (the table's Gqa)
+    plain = s.asm_kernel.removesuffix("_fused")  # a plain row may name the *_fused build (bf16 m32)
+    m = int(plain.rsplit("_m", 1)[1])  # the row tile M (the table's Gqa)
     info = _plan(a).info
     if info.partial_rows <= 0 or info.reduce_indptr_len <= 1:
         return s.asm_kernel, None
@@ -72,7 +73,7 @@ def _launched(line):
     assert len(row) == 1, f"mla_reduce.csv has {len(row)} rows for spread {int(spread)}"
     # --fused-reduce: the decode row keyed fused = 1 reduces the split tiles itself, where the
     # reducer row says launch_fused 1 and the decode table has such a row (decode_check.cpp)
-    fused = s.asm_kernel + "_fused"
+    fused = plain + "_fused"
     if a["--fused-reduce"] and row[0].get("launch_fused") == "1" and \
             any(r["knl_name"] == fused for r in _table("decode/mla_decode.csv")):
         return fused, None
