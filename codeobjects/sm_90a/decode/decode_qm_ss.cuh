@@ -34,6 +34,11 @@
 #ifndef MLA_QM_SEESAW
 #define MLA_QM_SEESAW 0
 #endif
+// MLA_QM_SS_STAGGER=1 (measurement): warpgroup 1 issues S1 only once S0 is done (barrier S0),
+// so that S0 has the tensor pipe alone and softmax 0 starts after 36 MMAs instead of 72.
+#ifndef MLA_QM_SS_STAGGER
+#define MLA_QM_SS_STAGGER 0
+#endif
 
 namespace mla_wg {
 
@@ -53,7 +58,7 @@ struct CfgQSS {
 
 // named barriers of this body (0 is __syncthreads): the two warpgroup-local ones (zeroing of
 // masked rows), SC0, SC1, P0 (each: arrive by one warpgroup, sync by the other)
-constexpr int kSsWg0 = 5, kSsSc0 = 6, kSsSc1 = 7, kSsP0 = 8, kSsWg1 = 9;
+constexpr int kSsWg0 = 5, kSsSc0 = 6, kSsSc1 = 7, kSsP0 = 8, kSsWg1 = 9, kSsS0 = 10;
 
 // S [64 x 64] (+)= Q . K^T over k-steps KK0 .. KK1 - 1 (16 columns each; 36 in all), issued, not
 // committed; kFirst: the first step overwrites the accumulator.
@@ -176,6 +181,7 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
                 qm_s_steps<16, 32, false>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
                 wg_commit();
                 wg_wait0();
+                if (MLA_QM_SS_STAGGER) bar_arrive(kSsS0, 256);
                 reg_fence(sacc);
                 float m0[2], sc0[2];
                 uint32_t a[4][4];
@@ -226,6 +232,7 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
                 if (has1) {
                     float sacc[32];
                     wait_fill(kE1);
+                    if (MLA_QM_SS_STAGGER) bar_sync(kSsS0, 256);
                     reg_fence(sacc);
                     wg_fence();
                     qm_s_steps<16, 36, true>(sacc, dQ, sw128_desc(sbase + slot(1), 16, 1024));
@@ -247,6 +254,7 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
                     if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(1), tokok + kTN, wt, kSsWg1);
                     qm_store_p(px, a, wt);
                 } else {
+                    if (MLA_QM_SS_STAGGER) bar_sync(kSsS0, 256);
                     bar_sync(kSsSc0, 256);
                     const float2 v0 = scx[r0], v1 = scx[r0 + 8];
                     m0[0] = m1[0] = v0.x;
