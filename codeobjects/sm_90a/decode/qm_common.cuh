@@ -74,6 +74,12 @@ __device__ __forceinline__ void qm_s_mma(float (&sacc)[32], uint64_t dQ, uint64_
     wg_commit();
 }
 
+// MLA_QM_FAST_SOFTMAX=1: qm_softmax_p's path for tiles without masked keys (measurement build
+// of session 17; docs/performance.md).
+#ifndef MLA_QM_FAST_SOFTMAX
+#define MLA_QM_FAST_SOFTMAX 0
+#endif
+
 // The online softmax of one S tile in place (s[e]: row r0 + 8 ((e >> 1) & 1), token 8 (e >> 2) +
 // cq + (e & 1) of the tile, whose first token is jt0): masks keys flagged 0 in tk[] and keys past
 // the row's causal limit lim[], scales by sl2 (softmax scale x log2 e x the dtype scales), and
@@ -88,6 +94,54 @@ template <bool kPack>
 __device__ __forceinline__ bool qm_softmax_p(float (&s)[32], const int* tk, int jt0, const int (&lim)[2], float sl2,
                                              int cq, const float (&m_in)[2], float (&m_out)[2], float (&scale)[2],
                                              float (&l)[2], uint32_t (&a)[4][4]) {
+#if MLA_QM_FAST_SOFTMAX
+    // A tile with no flagged key and no causal limit inside it, in every row of the warp (the
+    // common case): no per-key mask, the row max taken on the raw S as a tree (sl2 > 0 keeps
+    // the order), P = 2^(S sl2 - m) by one FFMA and one EX2 per key, the row sums as trees.
+    {
+        bool flagged = false;
+#pragma unroll
+        for (int g = 0; g < 8; ++g) flagged |= tk[8 * g + cq] == 0 || tk[8 * g + cq + 1] == 0;
+        const bool interior = !flagged && jt0 + kTN - 1 <= lim[0] && jt0 + kTN - 1 <= lim[1];
+        if (__all_sync(0xffffffffu, interior) && sl2 > 0.f) {
+            float t[2][8];
+#pragma unroll
+            for (int g = 0; g < 8; ++g) {
+                t[0][g] = fmaxf(s[4 * g], s[4 * g + 1]);
+                t[1][g] = fmaxf(s[4 * g + 2], s[4 * g + 3]);
+            }
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                float mx = fmaxf(fmaxf(fmaxf(t[i][0], t[i][1]), fmaxf(t[i][2], t[i][3])),
+                                 fmaxf(fmaxf(t[i][4], t[i][5]), fmaxf(t[i][6], t[i][7])));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                m_out[i] = fmaxf(m_in[i], mx * sl2);
+                scale[i] = m_in[i] == -INFINITY ? 0.f : ex2(m_in[i] - m_out[i]);
+            }
+#pragma unroll
+            for (int g = 0; g < 8; ++g) {
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    const float pa = ex2(fmaf(s[4 * g + 2 * i], sl2, -m_out[i]));
+                    const float pb = ex2(fmaf(s[4 * g + 2 * i + 1], sl2, -m_out[i]));
+                    t[i][g] = pa + pb;
+                    if (kPack) {
+                        a[g >> 1][2 * (g & 1) + i] = mla_dec::pack_bf16(pa, pb);
+                    } else {
+                        s[4 * g + 2 * i] = pa;
+                        s[4 * g + 2 * i + 1] = pb;
+                    }
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < 2; ++i)
+                l[i] = l[i] * scale[i] + (((t[i][0] + t[i][1]) + (t[i][2] + t[i][3])) +
+                                          ((t[i][4] + t[i][5]) + (t[i][6] + t[i][7])));
+            return false;
+        }
+    }
+#endif
     float mx[2] = {-INFINITY, -INFINITY};
     bool masked = false;
 #pragma unroll
