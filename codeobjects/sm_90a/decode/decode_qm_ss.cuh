@@ -64,10 +64,11 @@ constexpr int kSsWg0 = 5, kSsSc0 = 6, kSsSc1 = 7, kSsP0 = 8, kSsWg1 = 9, kSsS0 =
 // committed; kFirst: the first step overwrites the accumulator.
 template <int KK0, int KK1, bool kFirst>
 __device__ __forceinline__ void qm_s_steps(float (&sacc)[32], uint64_t dQ, uint64_t dK) {
+    const uint32_t qlo = uint32_t(dQ), klo = uint32_t(dK), hi = uint32_t(dK >> 32);
 #pragma unroll
     for (int kk = KK0; kk < KK1; ++kk) {
-        const uint64_t koff = uint64_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
-        wgmma_n64_ss(sacc, dQ + koff, dK + koff, kFirst && kk == KK0 ? 0 : 1);
+        const uint32_t koff = uint32_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
+        wgmma_n64_ss_lo(sacc, qlo + koff, klo + koff, hi, kFirst && kk == KK0 ? 0 : 1);
     }
 }
 

@@ -40,26 +40,12 @@ __device__ __forceinline__ void wgmma_n256_rs(float (&d)[128], const uint32_t (&
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
 }
 
-// D[64 x 64] (+)= A . B, bf16 in, fp32 accumulate, both operands K-major in shared memory.
-__device__ __forceinline__ void wgmma_n64_ss(float (&d)[32], uint64_t a, uint64_t b, int acc) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
-        "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
-        "%32, %33, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(a), "l"(b), "r"(acc));
-}
-
-// The same from the descriptors' low words (start address and LBO fields) and their common high
-// word (SBO and swizzle mode): a k-step's offset is a 32-bit add on each low word (it never
-// carries: shared addresses stay below 2^18, so the 14-bit address field does not overflow) and
-// the 64-bit operands are put together in the asm, instead of the 64-bit adds and moves to
-// uniform registers the compiler emits between consecutive MMAs for uint64_t operands.
+// D[64 x 64] (+)= A . B, bf16 in, fp32 accumulate, both operands K-major in shared memory, given
+// by their descriptors' low words (start address and LBO fields) and their common high word (SBO
+// and swizzle mode): a k-step's offset is a 32-bit add on each low word (it never carries: shared
+// addresses stay below 2^18, so the 14-bit address field does not overflow) and the 64-bit
+// operands are put together in the asm, instead of the 64-bit adds and moves to uniform registers
+// the compiler emits between consecutive MMAs for uint64_t operands (session 17).
 __device__ __forceinline__ void wgmma_n64_ss_lo(float (&d)[32], uint32_t alo, uint32_t blo, uint32_t hi, int acc) {
     asm volatile(
         "{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, %35, 0;\n"
@@ -86,28 +72,17 @@ template <bool MMA = true>
 __device__ __forceinline__ void qm_s_mma(float (&sacc)[32], uint64_t dQ, uint64_t dK) {
     reg_fence(sacc);
     wg_fence();
-#if MLA_QM_DESC_LO
-    // dQ and dK share their high word (both sw128_desc(., 16, 1024))
+    // dQ and dK share their high word (both sw128_desc(., 16, 1024)); session 17: the 64-bit
+    // adds cost the hot loop ~10 instructions per MMA, these ~6, and 128 heads 1.6% (performance.md)
     const uint32_t qlo = uint32_t(dQ), klo = uint32_t(dK), hi = uint32_t(dK >> 32);
 #pragma unroll
     for (int kk = 0; kk < (MMA ? kD / 16 : 0); ++kk) {
         const uint32_t koff = uint32_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
         wgmma_n64_ss_lo(sacc, qlo + koff, klo + koff, hi, kk > 0);
     }
-#else
-#pragma unroll
-    for (int kk = 0; kk < (MMA ? kD / 16 : 0); ++kk) {
-        const uint64_t koff = uint64_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
-        wgmma_n64_ss(sacc, dQ + koff, dK + koff, kk > 0);
-    }
-#endif
     wg_commit();
 }
 
-// MLA_QM_DESC_LO=1: qm_s_mma through wgmma_n64_ss_lo (measurement build of session 17).
-#ifndef MLA_QM_DESC_LO
-#define MLA_QM_DESC_LO 0
-#endif
 // MLA_QM_FAST_SOFTMAX=1: qm_softmax_p's path for tiles without masked keys (measurement build
 // of session 17; docs/performance.md).
 #ifndef MLA_QM_FAST_SOFTMAX
