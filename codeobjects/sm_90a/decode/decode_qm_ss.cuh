@@ -2,7 +2,8 @@
 // 64 and 128 heads): both warpgroups compute S, of alternate tiles, so that one warpgroup's
 // softmax runs beside the other's MMAs. The schedule is the one FlashMLA's deep-dive write-up
 // describes (docs/kernels.md item 7 has the derivation and the cost model); built with
-// -DMLA_QM_SEESAW=1 (decode_qm.cuh's dispatch), off while it is measured.
+// -DMLA_QM_SEESAW=1 (decode_qm.cuh's dispatch). Off: correct everywhere and slower (session 17:
+// 370-375 µs at 128 heads against 332-338; the ring exposes the loads; docs/performance.md).
 //
 // Tiles go in pairs, t0 = 2j in ring slot 0 and t1 = 2j + 1 in slot 1; O is split by columns
 // (warpgroup 0 O_L = O[:, 0..255], warpgroup 1 O_R = O[:, 256..511]); m is the running row max
