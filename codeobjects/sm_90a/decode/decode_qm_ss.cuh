@@ -73,19 +73,6 @@ __device__ __forceinline__ void qm_s_steps(float (&sacc)[32], uint64_t dQ, uint6
     }
 }
 
-// O_w (+)= P . V_w over a tile's 4 k-blocks (4 x m64n256k16, A = P from registers), one commit
-// group, not waited for; the caller scaled O and fenced.
-__device__ __forceinline__ void qm_pv_issue(float (&o)[128], uint32_t (&a)[4][4], uint64_t dV) {
-#pragma unroll
-    for (int kb = 0; kb < 4; ++kb)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[kb][i])::"memory");
-    wg_fence();
-#pragma unroll
-    for (int kb = 0; kb < 4; ++kb) wgmma_n256_rs(o, a[kb], dV + uint64_t((kb * 2048) >> 4));
-    wg_commit();
-}
-
 template <int M>
 __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, char* smem) {
     using C = CfgQSS;
@@ -157,18 +144,9 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
             pe.fetch(p, w, 2, n_tiles, wt >> 1, (wt & 1) == 0);
             po.fetch(p, w, 3, n_tiles, wt >> 1, (wt & 1) == 0);
         }
-        load_q<64, false>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
-        cp_wait<0>();
-        fence_proxy_async();  // Q (cp.async) -> the MMAs' async proxy
-        __syncthreads();
-
-        float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
+        float m_run[2], l_run[2], o[128];
         int lim[2];
-#pragma unroll
-        for (int i = 0; i < 2; ++i) lim[i] = mla_dec::row_limit(p, w, r0 + 8 * i);
-        float o[128];
-#pragma unroll
-        for (int e = 0; e < 128; ++e) o[e] = 0.f;
+        qm_work_start(p, w, smem, sbase, C::OFF_Q, r0, m_run, l_run, lim, o);
 
         if (wg == 0) {
             for (int t0 = 0; t0 < n_tiles; t0 += 2) {

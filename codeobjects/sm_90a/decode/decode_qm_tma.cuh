@@ -162,18 +162,9 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
             issue(1, 1, pg1);
             pf.fetch(p, w, 2, n_tiles, wt >> 1, (wt & 1) == 0);
         }
-        load_q<64, false>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
-        cp_wait<0>();
-        fence_proxy_async();  // Q (cp.async) -> the MMAs' async proxy
-        __syncthreads();
-
-        float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
+        float m_run[2], l_run[2], o[128];
         int lim[2];
-#pragma unroll
-        for (int i = 0; i < 2; ++i) lim[i] = mla_dec::row_limit(p, w, r0 + 8 * i);
-        float o[128];
-#pragma unroll
-        for (int e = 0; e < 128; ++e) o[e] = 0.f;
+        qm_work_start(p, w, smem, sbase, C::OFF_Q, r0, m_run, l_run, lim, o);
         uint32_t a[4][4];  // P(t) as the A fragments of the tile's 4 k-blocks (16 tokens each)
 
         if (wg == 0) {

@@ -226,14 +226,11 @@ __device__ __forceinline__ void qm_load_p(const uint4* pex, uint32_t (&a)[4][4],
     }
 }
 
-// One warpgroup's O_w = O_w * alpha + P . V_w over a tile's 4 k-blocks (4 x m64n256k16, A = P from
-// registers, B = V through descriptor dV), waited for. MMA false: the scaling only (ablation
-// builds).
+// O_w (+)= P . V_w over a tile's 4 k-blocks (4 x m64n256k16, A = P from registers, B = V through
+// descriptor dV, MN-major), one commit group, not waited for; the caller scaled O. MMA false:
+// nothing issued (ablation builds; the group is empty).
 template <bool MMA = true>
-__device__ __forceinline__ void qm_pv(float (&o)[128], const float (&alpha)[2], uint32_t (&a)[4][4], uint64_t dV) {
-#pragma unroll
-    for (int e = 0; e < 128; ++e) o[e] *= alpha[(e >> 1) & 1];
-    reg_fence(o);
+__device__ __forceinline__ void qm_pv_issue(float (&o)[128], uint32_t (&a)[4][4], uint64_t dV) {
 #pragma unroll
     for (int kb = 0; kb < 4; ++kb)
 #pragma unroll
@@ -242,8 +239,38 @@ __device__ __forceinline__ void qm_pv(float (&o)[128], const float (&alpha)[2], 
 #pragma unroll
     for (int kb = 0; kb < (MMA ? 4 : 0); ++kb) wgmma_n256_rs(o, a[kb], dV + uint64_t((kb * 2048) >> 4));
     wg_commit();
+}
+
+// One warpgroup's O_w = O_w * alpha + P . V_w over a tile's 4 k-blocks (qm_pv_issue), waited for.
+// MMA false: the scaling only (ablation builds).
+template <bool MMA = true>
+__device__ __forceinline__ void qm_pv(float (&o)[128], const float (&alpha)[2], uint32_t (&a)[4][4], uint64_t dV) {
+#pragma unroll
+    for (int e = 0; e < 128; ++e) o[e] *= alpha[(e >> 1) & 1];
+    reg_fence(o);
+    qm_pv_issue<MMA>(o, a, dV);
     wg_wait0();
     reg_fence(o);
+}
+
+// A work's start in the TMA bodies (all 256 threads), after their first tiles are issued: Q
+// staged (load_q: rows past nrows zero) and visible to the MMAs; the rows' running max and sum,
+// causal limits (rows r0, r0 + 8) and O zeroed.
+__device__ __forceinline__ void qm_work_start(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
+                                              uint32_t sbase, int off_q, int r0, float (&m_run)[2], float (&l_run)[2],
+                                              int (&lim)[2], float (&o)[128]) {
+    load_q<64, false>(p, w, smem, sbase, off_q, threadIdx.x);
+    cp_wait<0>();
+    fence_proxy_async();  // Q (cp.async) -> the MMAs' async proxy
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        m_run[i] = -INFINITY;
+        l_run[i] = 0.f;
+        lim[i] = mla_dec::row_limit(p, w, r0 + 8 * i);
+    }
+#pragma unroll
+    for (int e = 0; e < 128; ++e) o[e] = 0.f;
 }
 
 // The epilogue of a work (all 256 threads): l summed over the quad and over both warpgroups'
