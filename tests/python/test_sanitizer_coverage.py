@@ -58,7 +58,8 @@ def _plan(a):
 
 
 def _launched(line):
-    """(decode kernel, reducer kernel or None) that `mla run LINE` launches on an H200."""
+    """((decode kernel, the decode row's fused column), reducer kernel or None) that `mla run LINE`
+    launches on an H200."""
     a = _args(line)
     s = libmla.shape_support(a["--heads"], a["--qlen"], a["--dtype"], a["--kv-dtype"], arch="sm_90a",
                              causal=True, page_size=a["--page-size"], return_lse=True)
@@ -67,7 +68,7 @@ def _launched(line):
     m = int(plain.rsplit("_m", 1)[1])  # the row tile M (the table's Gqa)
     info = _plan(a).info
     if info.partial_rows <= 0 or info.reduce_indptr_len <= 1:
-        return s.asm_kernel, None
+        return (s.asm_kernel, "0"), None
     spread = (info.reduce_indptr_len - 1) * m <= 2 * info.num_clusters
     row = [r for r in _table("reduce/mla_reduce.csv") if r["spread"] == str(int(spread))]
     assert len(row) == 1, f"mla_reduce.csv has {len(row)} rows for spread {int(spread)}"
@@ -75,13 +76,13 @@ def _launched(line):
     # reducer row says launch_fused 1 and the decode table has such a row (decode_check.cpp)
     fused = plain + "_fused"
     if a["--fused-reduce"] and row[0].get("launch_fused") == "1" and \
-            any(r["knl_name"] == fused for r in _table("decode/mla_decode.csv")):
-        return fused, None
-    return s.asm_kernel, row[0]["knl_name"]
+            any(r["knl_name"] == fused and r["fused"] == "1" for r in _table("decode/mla_decode.csv")):
+        return (fused, "1"), None
+    return (s.asm_kernel, "0"), row[0]["knl_name"]
 
 
 def test_memcheck_runs_cover_every_sm90a_kernel():
-    decode = {r["knl_name"] for r in _table("decode/mla_decode.csv")}
+    decode = {(r["knl_name"], r["fused"]) for r in _table("decode/mla_decode.csv")}
     reduce = {r["knl_name"] for r in _table("reduce/mla_reduce.csv")}
     got_decode, got_reduce = set(), set()
     for line in _runs():
@@ -107,7 +108,7 @@ def test_a_memcheck_run_reduces_a_tile_of_more_than_32_fragments():
 
 def test_the_rule_sees_both_reducers():
     # b = 3 of 300 tokens splits into few tiles (wide reducer), b = 40 of 2000 into many
-    assert _launched("--batch 3 --kv-len 300 --heads 16") == ("mla_decode_wg_bf16_bf16_m16",
+    assert _launched("--batch 3 --kv-len 300 --heads 16") == (("mla_decode_wg_bf16_bf16_m16", "0"),
                                                               "mla_reduce_wide_bf16")
-    assert _launched("--batch 40 --kv-len 2000 --heads 16") == ("mla_decode_wg_bf16_bf16_m16",
+    assert _launched("--batch 40 --kv-len 2000 --heads 16") == (("mla_decode_wg_bf16_bf16_m16", "0"),
                                                                 "mla_reduce_tiles_bf16")

@@ -17,7 +17,8 @@
 // long on the load queue. fp8 KV lands as raw rows and is widened to bf16 by all threads; fp8 Q
 // is widened when staged. Loads, Q staging, widening and output writes: decode_wgmma.cuh. bf16 Q
 // and KV with a tensor map of the cache run decode_qm_tma.cuh's body instead (decode_qm_dispatch,
-// below): the same MMAs with decoupled warpgroups and TMA loads. Pieces both bodies share: qm_common.cuh.
+// below): the same MMAs with decoupled warpgroups and TMA loads (or, built with
+// -DMLA_QM_SEESAW=1, decode_qm_ss.cuh's seesaw body). Pieces the bodies share: qm_common.cuh.
 #pragma once
 #include "decode/decode_qm_ss.cuh"  // the TMA bodies (decoupled; seesaw with MLA_QM_SEESAW); qm_common.cuh
 #include "decode/decode_wgmma.cuh"

@@ -2,8 +2,9 @@
 // 64 and 128 heads): both warpgroups compute S, of alternate tiles, so that one warpgroup's
 // softmax runs beside the other's MMAs. The schedule is the one FlashMLA's deep-dive write-up
 // describes (docs/kernels.md item 7 has the derivation and the cost model); built with
-// -DMLA_QM_SEESAW=1 (decode_qm.cuh's dispatch). Off: correct everywhere and slower (session 17:
-// 370-375 µs at 128 heads against 332-338; the ring exposes the loads; docs/performance.md).
+// -DMLA_QM_SEESAW=1 (decode_qm.cuh's dispatch). Off: slower (session 17: 369-375 µs at 128
+// heads against the then shipped body's 336-339; the ring exposes the loads; docs/performance.md,
+// which says which checks ran on which version).
 //
 // Tiles go in pairs, t0 = 2j in ring slot 0 and t1 = 2j + 1 in slot 1; O is split by columns
 // (warpgroup 0 O_L = O[:, 0..255], warpgroup 1 O_R = O[:, 256..511]); m is the running row max
@@ -58,20 +59,9 @@ struct CfgQSS {
 };
 
 // named barriers of this body (0 is __syncthreads): the two warpgroup-local ones (zeroing of
-// masked rows), SC0, SC1, P0 (each: arrive by one warpgroup, sync by the other)
+// masked rows), SC0, SC1, P0 and, with MLA_QM_SS_STAGGER, S0 (each: arrive by one warpgroup, sync
+// by the other)
 constexpr int kSsWg0 = 5, kSsSc0 = 6, kSsSc1 = 7, kSsP0 = 8, kSsWg1 = 9, kSsS0 = 10;
-
-// S [64 x 64] (+)= Q . K^T over k-steps KK0 .. KK1 - 1 (16 columns each; 36 in all), issued, not
-// committed; kFirst: the first step overwrites the accumulator.
-template <int KK0, int KK1, bool kFirst>
-__device__ __forceinline__ void qm_s_steps(float (&sacc)[32], uint64_t dQ, uint64_t dK) {
-    const uint32_t qlo = uint32_t(dQ), klo = uint32_t(dK), hi = uint32_t(dK >> 32);
-#pragma unroll
-    for (int kk = KK0; kk < KK1; ++kk) {
-        const uint32_t koff = uint32_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
-        wgmma_n64_ss_lo(sacc, qlo + koff, klo + koff, hi, kFirst && kk == KK0 ? 0 : 1);
-    }
-}
 
 template <int M>
 __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, char* smem) {
@@ -83,7 +73,7 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
     float2* scx = reinterpret_cast<float2*>(smem + C::OFF_SC);  // [2][64]: (m0, sc0), (m1, sc1)
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);      // [2][64]
     uint4* px = reinterpret_cast<uint4*>(smem + C::OFF_PX);      // P1 / P0 sc1 [kb][128]
-    const uint32_t bar0 = sbase + C::OFF_BAR;                    // + 8 (2 slot + half)
+    const uint32_t bar0 = sbase + C::OFF_BAR;                    // + 8 i, i = kE0, kL0, kL1, kE1
     if (tid < 4) mbar_init(bar0 + 8 * tid, 64);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     // bit i: the parity of mbarrier i's next phase, for the mbarriers this warpgroup waits on

@@ -58,6 +58,9 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, int byt
 #endif
 }
 
+// The number of bits set in m (a compile-time block mask).
+__host__ __device__ constexpr int popcount_c(unsigned m) { return m ? int(m & 1u) + popcount_c(m >> 1) : 0; }
+
 // One box of a 3-D TMA tensor map (cuTensorMapEncodeTiled, passed in the __grid_constant__ params)
 // at element coordinates (c0, c1, c2) to shared dst, completing on mbarrier bar.
 __device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* tmap, int c0, int c1, int c2, uint32_t bar) {
@@ -249,9 +252,7 @@ __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, c
                                                    const PagePrefetch& pf, uint32_t* zero, int t, uint32_t rank = 0) {
     static_assert(!kPair || TPT == 2, "the pair issues by one warpgroup");
     static_assert(kBlocks == 0x1FFu || (TPT == 2 && !kPair), "a block subset is issued by one warpgroup");
-    constexpr int kBlockCount = ((kBlocks >> 0) & 1) + ((kBlocks >> 1) & 1) + ((kBlocks >> 2) & 1) + ((kBlocks >> 3) & 1) +
-                                ((kBlocks >> 4) & 1) + ((kBlocks >> 5) & 1) + ((kBlocks >> 6) & 1) + ((kBlocks >> 7) & 1) +
-                                ((kBlocks >> 8) & 1);
+    constexpr int kBlockCount = popcount_c(kBlocks);
     if (tile >= n_tiles || (TPT != 4 && (t & (TPT - 1)))) return;
     const int lt = t >> (TPT == 4 ? 2 : 1), sub = TPT == 4 ? t & 3 : 0;
     const int j = w.tok_begin + tile * kTN + lt;

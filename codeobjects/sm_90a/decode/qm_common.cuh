@@ -1,4 +1,4 @@
-// qm_common.cuh - what the two qm kernel bodies (decode_qm.cuh, decode_qm_tma.cuh) share: the
+// qm_common.cuh - what the qm kernel bodies (decode_qm.cuh, decode_qm_tma.cuh, decode_qm_ss.cuh) share: the
 // wgmma wrappers and the V descriptor strides, the online softmax of one S tile, the P.V step of
 // one warpgroup and the epilogue. 64-row tiles with the query rows on the MMA's M side.
 #pragma once
@@ -65,21 +65,28 @@ __device__ __forceinline__ void wgmma_n64_ss_lo(float (&d)[32], uint32_t alo, ui
 // LBO = 8 KB between 64-column blocks (along N), SBO = 1 KB between 8-token groups (along K).
 constexpr uint32_t kVLbo = kBlk, kVSbo = 1024;
 
-// S [64 rows x 64 tokens] = Q . K^T issued by one warpgroup (36 x m64n64k16, both operands K-major
-// in shared memory through descriptors dQ and dK), one commit group, not waited for. MMA false:
-// nothing issued (ablation builds; the group is empty).
+// S [64 x 64] (+)= Q . K^T over k-steps KK0 .. KK1 - 1 (16 columns each; 36 in all), issued by
+// one warpgroup, neither fenced nor committed; kFirst: the first step overwrites the accumulator.
+// dQ and dK are sw128_desc(., 16, 1024) descriptors (K-major, 128-byte swizzle): their common high
+// word is sw128_desc_hi(1024) and the steps add to the low words only (wgmma_n64_ss_lo; session
+// 17: the 64-bit adds cost the hot loop ~10 instructions per MMA, these ~6, 128 heads -1.6%).
+template <int KK0, int KK1, bool kFirst>
+__device__ __forceinline__ void qm_s_steps(float (&sacc)[32], uint64_t dQ, uint64_t dK) {
+    const uint32_t qlo = uint32_t(dQ), klo = uint32_t(dK);
+#pragma unroll
+    for (int kk = KK0; kk < KK1; ++kk) {
+        const uint32_t koff = uint32_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
+        wgmma_n64_ss_lo(sacc, qlo + koff, klo + koff, sw128_desc_hi(1024), kFirst && kk == KK0 ? 0 : 1);
+    }
+}
+
+// S [64 rows x 64 tokens] = Q . K^T issued by one warpgroup (36 x m64n64k16, qm_s_steps), one
+// commit group, not waited for. MMA false: nothing issued (ablation builds; the group is empty).
 template <bool MMA = true>
 __device__ __forceinline__ void qm_s_mma(float (&sacc)[32], uint64_t dQ, uint64_t dK) {
     reg_fence(sacc);
     wg_fence();
-    // dQ and dK share their high word (both sw128_desc(., 16, 1024)); session 17: the 64-bit
-    // adds cost the hot loop ~10 instructions per MMA, these ~6, and 128 heads 1.6% (performance.md)
-    const uint32_t qlo = uint32_t(dQ), klo = uint32_t(dK), hi = uint32_t(dK >> 32);
-#pragma unroll
-    for (int kk = 0; kk < (MMA ? kD / 16 : 0); ++kk) {
-        const uint32_t koff = uint32_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
-        wgmma_n64_ss_lo(sacc, qlo + koff, klo + koff, hi, kk > 0);
-    }
+    if constexpr (MMA) qm_s_steps<0, kD / 16, true>(sacc, dQ, dK);
     wg_commit();
 }
 
@@ -96,7 +103,7 @@ __device__ __forceinline__ void qm_s_mma(float (&sacc)[32], uint64_t dQ, uint64_
 // m_in is -inf), P = 2^(s - m_out) (0 while m_out is -inf: no -inf - -inf), and l = l scale +
 // this thread's share of the row sums of P (summed over the quad in the epilogue). P goes to s in
 // fp32, or with kPack to a as bf16 A fragments of the tile's 4 k-blocks (qm_pack_p's layout; s is
-// then left holding the masked, scaled S). Returns whether
+// then left holding intermediate values). m_out must not alias m_in. Returns whether
 // one of this thread's 16 keys is flagged 0 in tk[] (a quad covers the tile's 64 tokens, so
 // __any_sync over a warp covers the tile).
 template <bool kPack>
@@ -274,7 +281,7 @@ __device__ __forceinline__ void qm_work_start(const mla_decode_params& p, const 
 }
 
 // The epilogue of a work (all 256 threads): l summed over the quad and over both warpgroups'
-// exchanged sums (lx: [2][128] float2; warpgroup 1's l_run stays 0), o = O / l * kv_scale (0 for
+// exchanged sums (lx: [2][128] float2; warpgroup 1's l_run is 0 but in the seesaw body), o = O / l * kv_scale (0 for
 // a row with no key) staged as fp32 rows in obuf ([64][kOPitch], the idle ring) and written out
 // (store_rows), lse = (m + log2 l) ln 2 by warpgroup 0. SYNC_FIRST: a CTA barrier before lx is
 // written (the body still uses lx's memory in its loop).

@@ -124,6 +124,8 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t saddr, uint32_t lbo, uin
     return uint64_t((saddr & 0x3FFFF) >> 4) | (uint64_t(lbo >> 4) << 16) | (uint64_t(sbo >> 4) << 32) |
            (1ull << 62);
 }
+// Its high word (SBO field and swizzle mode), the same for every descriptor with that SBO.
+__host__ __device__ constexpr uint32_t sw128_desc_hi(uint32_t sbo) { return (sbo >> 4) | (1u << 30); }
 
 // D[64 x 16] (+)= A . B, bf16 in, fp32 accumulate; TA = 1: A is MN-major (transposed).
 template <int TA>
