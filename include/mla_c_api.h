@@ -889,8 +889,8 @@ typedef struct mla_decode_args {
  * sm_90a, or out_dtype fp32 with a row naming the mma.sync fallback kernel.
  * MLA_ERROR_NO_KERNEL: no table row for the key. MLA_ERROR_TABLE: a row whose launch_threads /
  * launch_smem disagree with the kernel build, a launch_kv_tma other than 0 / 1 or 1 on a kernel
- * other than mla_decode_wg_bf16_bf16_m16 / _m32 and mla_decode_qm_bf16_bf16_m64 (the ones its
- * TMA loads are verified on), a launch_kv_tma_l2 other than 0 / 64 / 128 / 256, a reducer row
+ * other than mla_decode_wg_bf16_bf16_m16 / _m32, their _fused builds and
+ * mla_decode_qm_bf16_bf16_m64 (the ones its TMA loads are verified on), a launch_kv_tma_l2 other than 0 / 64 / 128 / 256, a reducer row
  * that breaks its kernel's launch contract (launch_units_per_cta, launch_threads;
  * reduce_params.h), a launch_pdl or launch_fused other than 0 / 1, a launch_cluster other than
  * 1 / 2 (the decode grid as thread-block clusters; no shipped row sets it), or a decode row keyed
