@@ -49,6 +49,20 @@
 #ifndef MLA_QMT_ABLATE
 #define MLA_QMT_ABLATE 0
 #endif
+// MLA_QMT_S_SLOTCONST=1 (prepared in session 17, not yet measured): the S issue in two copies, one
+// per ring slot, so that the K descriptor's base is a compile-time offset from the (uniform)
+// shared-memory base instead of a per-thread value moved to uniform registers for every MMA
+// (two R2UR per HGMMA in the hot instance, cuobjdump).
+#ifndef MLA_QMT_S_SLOTCONST
+#define MLA_QMT_S_SLOTCONST 0
+#endif
+// MLA_QMT_EARLY_S=1 (prepared in session 17, not yet measured): warpgroup 0 issues S(t+1) right
+// after P.V(t), before waiting for it, when tile t+1 has already landed (mbarrier test, no
+// blocking: session 8's unconditional version made EMPTY wait for the load), so that S(t+1)
+// follows P.V(t) in the tensor pipe without the wait, the EMPTY arrival and the issue in between.
+#ifndef MLA_QMT_EARLY_S
+#define MLA_QMT_EARLY_S 0
+#endif
 
 namespace mla_wg {
 
@@ -173,7 +187,12 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 const int s = tile & 1;
                 if (!(MLA_QMT_ABLATE & 2)) mbar_wait(bar0 + 8 * s, (phase >> s) & 1);
                 phase ^= 1u << s;
+#if MLA_QMT_S_SLOTCONST
+                if (s == 0) qm_s_mma<!(MLA_QMT_ABLATE & 5)>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
+                else qm_s_mma<!(MLA_QMT_ABLATE & 5)>(sacc, dQ, sw128_desc(sbase + slot(1), 16, 1024));
+#else
                 qm_s_mma<!(MLA_QMT_ABLATE & 5)>(sacc, dQ, sw128_desc(sbase + slot(s), 16, 1024));
+#endif
             };
             if (n_tiles > 0) issue_s(0);
             for (int tile = 0; tile < n_tiles; ++tile) {
@@ -196,10 +215,32 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 fence_proxy_async();  // P and zeroed rows before the TMA that refills the slot
                 bar_arrive(kBarPReady + s, 256);
 
+#if MLA_QMT_EARLY_S
+                // this tile's P.V, then S(t+1) behind it if its tile is in (two commit groups; the
+                // wait for the first frees the slot on this side), else as below
+#pragma unroll
+                for (int e = 0; e < 128; ++e) o[e] *= alpha[(e >> 1) & 1];
+                reg_fence(o);
+                qm_pv_issue<!(MLA_QMT_ABLATE & 1)>(o, a, sw128_desc(sbase + slot(s), kVLbo, kVSbo));
+                const int s1 = s ^ 1;
+                if (tile + 1 < n_tiles && ((MLA_QMT_ABLATE & 2) || mbar_test(bar0 + 8 * s1, (phase >> s1) & 1))) {
+                    phase ^= 1u << s1;
+                    qm_s_mma<!(MLA_QMT_ABLATE & 5)>(sacc, dQ, sw128_desc(sbase + slot(s1), 16, 1024));
+                    wg_wait1();  // P.V(t) done (groups complete in order); S(t+1) may run on
+                    reg_fence(o);
+                    if (tile + 2 < n_tiles) bar_arrive(kBarEmpty + s, 256);
+                } else {
+                    wg_wait0();
+                    reg_fence(o);
+                    if (tile + 2 < n_tiles) bar_arrive(kBarEmpty + s, 256);
+                    if (tile + 1 < n_tiles) issue_s(tile + 1);
+                }
+#else
                 // this tile's P.V, waited for: the slot is free on this side at once
                 qm_pv<!(MLA_QMT_ABLATE & 1)>(o, alpha, a, sw128_desc(sbase + slot(s), kVLbo, kVSbo));
                 if (tile + 2 < n_tiles) bar_arrive(kBarEmpty + s, 256);
                 if (tile + 1 < n_tiles) issue_s(tile + 1);
+#endif
             }
         } else {
             for (int tile = 0; tile < n_tiles; ++tile) {

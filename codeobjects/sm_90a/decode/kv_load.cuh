@@ -42,6 +42,17 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
             "@!done bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity)
             : "memory");
 }
+// Whether mbarrier bar's phase with the given parity has completed, without waiting (acquire,
+// CTA scope, like mbar_wait when it returns true).
+__device__ __forceinline__ bool mbar_test(uint32_t bar, uint32_t parity) {
+    uint32_t done;
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    return done != 0;
+}
 // `bytes` (a multiple of 16) from global src to shared dst by the bulk-copy engine, completing
 // on mbarrier bar.
 __device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, int bytes, uint32_t bar) {
