@@ -58,8 +58,9 @@
 #endif
 // MLA_QMT_EARLY_S=1 (prepared in session 17, not yet measured): warpgroup 0 issues S(t+1) right
 // after P.V(t), before waiting for it, when tile t+1 has already landed (mbarrier test, no
-// blocking: session 8's unconditional version made EMPTY wait for the load), so that S(t+1)
-// follows P.V(t) in the tensor pipe without the wait, the EMPTY arrival and the issue in between.
+// blocking: session 8's unconditional version made EMPTY wait for the load; decided once for the
+// warpgroup, bar_red_or), so that S(t+1) follows P.V(t) in the tensor pipe without the wait, the
+// EMPTY arrival and the issue in between. With MLA_QMT_ABLATE & 2 the early path is always taken.
 #ifndef MLA_QMT_EARLY_S
 #define MLA_QMT_EARLY_S 0
 #endif
@@ -183,16 +184,19 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
 
         if (wg == 0) {
             float sacc[32];
-            auto issue_s = [&](int tile) {  // wait for the tile, then S = Q . K^T, one commit group
-                const int s = tile & 1;
-                if (!(MLA_QMT_ABLATE & 2)) mbar_wait(bar0 + 8 * s, (phase >> s) & 1);
-                phase ^= 1u << s;
+            auto s_mma = [&](int s) {  // S = Q . K^T of the tile in slot s, one commit group
 #if MLA_QMT_S_SLOTCONST
                 if (s == 0) qm_s_mma<!(MLA_QMT_ABLATE & 5)>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
                 else qm_s_mma<!(MLA_QMT_ABLATE & 5)>(sacc, dQ, sw128_desc(sbase + slot(1), 16, 1024));
 #else
                 qm_s_mma<!(MLA_QMT_ABLATE & 5)>(sacc, dQ, sw128_desc(sbase + slot(s), 16, 1024));
 #endif
+            };
+            auto issue_s = [&](int tile) {  // wait for the tile, then its S
+                const int s = tile & 1;
+                if (!(MLA_QMT_ABLATE & 2)) mbar_wait(bar0 + 8 * s, (phase >> s) & 1);
+                phase ^= 1u << s;
+                s_mma(s);
             };
             if (n_tiles > 0) issue_s(0);
             for (int tile = 0; tile < n_tiles; ++tile) {
@@ -222,10 +226,16 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 for (int e = 0; e < 128; ++e) o[e] *= alpha[(e >> 1) & 1];
                 reg_fence(o);
                 qm_pv_issue<!(MLA_QMT_ABLATE & 1)>(o, a, sw128_desc(sbase + slot(s), kVLbo, kVSbo));
+                // the wgmmas must be issued by the whole warpgroup: a thread's test decides for all
+                // (bar.red.or on the warpgroup's barrier); one whose own test said no then waits,
+                // which returns at once (that fill cannot move on before this warpgroup's EMPTY)
                 const int s1 = s ^ 1;
-                if (tile + 1 < n_tiles && ((MLA_QMT_ABLATE & 2) || mbar_test(bar0 + 8 * s1, (phase >> s1) & 1))) {
+                const uint32_t par1 = (phase >> s1) & 1;
+                const bool in = (MLA_QMT_ABLATE & 2) || (tile + 1 < n_tiles && mbar_test(bar0 + 8 * s1, par1));
+                if (tile + 1 < n_tiles && ((MLA_QMT_ABLATE & 2) || bar_red_or(kBarWg0, 128, in))) {
+                    if (!(MLA_QMT_ABLATE & 2) && !in) mbar_wait(bar0 + 8 * s1, par1);
                     phase ^= 1u << s1;
-                    qm_s_mma<!(MLA_QMT_ABLATE & 5)>(sacc, dQ, sw128_desc(sbase + slot(s1), 16, 1024));
+                    s_mma(s1);
                     wg_wait1();  // P.V(t) done (groups complete in order); S(t+1) may run on
                     reg_fence(o);
                     if (tile + 2 < n_tiles) bar_arrive(kBarEmpty + s, 256);

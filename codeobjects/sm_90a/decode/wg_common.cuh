@@ -105,6 +105,17 @@ __device__ __forceinline__ void bar_sync(int id, int n) {
 __device__ __forceinline__ void bar_arrive(int id, int n) {
     asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
 }
+// Named barrier id over n threads that also ORs v over them: true in every thread when v was
+// true in one (a decision the threads of a warpgroup must take together, e.g. before a wgmma).
+__device__ __forceinline__ bool bar_red_or(int id, int n, bool v) {
+    uint32_t r;
+    asm volatile(
+        "{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\nbar.red.or.pred q, %2, %3, p;\nselp.u32 %0, 1, 0, q;\n}\n"
+        : "=r"(r)
+        : "r"(uint32_t(v)), "r"(id), "r"(n)
+        : "memory");
+    return r != 0;
+}
 // Named barriers of the 16-row ring body (decode_wgmma.cuh) and its cross-work variant
 // (decode_wg_xwork.cuh): 1 + warpgroup (softmax, column sums), EMPTY + slot parity (MLA_WG_DEC).
 constexpr int kWgEmpty = 3;
