@@ -222,17 +222,15 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
 #if MLA_QMT_EARLY_S
                 // this tile's P.V, then S(t+1) behind it if its tile is in (two commit groups; the
                 // wait for the first frees the slot on this side), else as below
-#pragma unroll
-                for (int e = 0; e < 128; ++e) o[e] *= alpha[(e >> 1) & 1];
-                reg_fence(o);
-                qm_pv_issue<!(MLA_QMT_ABLATE & 1)>(o, a, sw128_desc(sbase + slot(s), kVLbo, kVSbo));
+                qm_pv_scaled_issue<!(MLA_QMT_ABLATE & 1)>(o, alpha, a, sw128_desc(sbase + slot(s), kVLbo, kVSbo));
                 // the wgmmas must be issued by the whole warpgroup: a thread's test decides for all
                 // (bar.red.or on the warpgroup's barrier); one whose own test said no then waits,
                 // which returns at once (that fill cannot move on before this warpgroup's EMPTY)
                 const int s1 = s ^ 1;
                 const uint32_t par1 = (phase >> s1) & 1;
-                const bool in = (MLA_QMT_ABLATE & 2) || (tile + 1 < n_tiles && mbar_test(bar0 + 8 * s1, par1));
-                if (tile + 1 < n_tiles && ((MLA_QMT_ABLATE & 2) || bar_red_or(kBarWg0, 128, in))) {
+                const bool next = tile + 1 < n_tiles;
+                const bool in = (MLA_QMT_ABLATE & 2) || (next && mbar_test(bar0 + 8 * s1, par1));
+                if (next && ((MLA_QMT_ABLATE & 2) || bar_red_or(kBarWg0, 128, in))) {
                     if (!(MLA_QMT_ABLATE & 2) && !in) mbar_wait(bar0 + 8 * s1, par1);
                     phase ^= 1u << s1;
                     s_mma(s1);

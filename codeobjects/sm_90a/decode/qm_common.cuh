@@ -248,14 +248,21 @@ __device__ __forceinline__ void qm_pv_issue(float (&o)[128], uint32_t (&a)[4][4]
     wg_commit();
 }
 
-// One warpgroup's O_w = O_w * alpha + P . V_w over a tile's 4 k-blocks (qm_pv_issue), waited for.
-// MMA false: the scaling only (ablation builds).
+// One warpgroup's O_w = O_w * alpha + P . V_w over a tile's 4 k-blocks: O scaled by the rows'
+// alpha, then qm_pv_issue (one commit group, not waited for). MMA false: the scaling only.
 template <bool MMA = true>
-__device__ __forceinline__ void qm_pv(float (&o)[128], const float (&alpha)[2], uint32_t (&a)[4][4], uint64_t dV) {
+__device__ __forceinline__ void qm_pv_scaled_issue(float (&o)[128], const float (&alpha)[2], uint32_t (&a)[4][4],
+                                                   uint64_t dV) {
 #pragma unroll
     for (int e = 0; e < 128; ++e) o[e] *= alpha[(e >> 1) & 1];
     reg_fence(o);
     qm_pv_issue<MMA>(o, a, dV);
+}
+
+// The same, waited for (ablation builds: MMA false, the scaling only).
+template <bool MMA = true>
+__device__ __forceinline__ void qm_pv(float (&o)[128], const float (&alpha)[2], uint32_t (&a)[4][4], uint64_t dV) {
+    qm_pv_scaled_issue<MMA>(o, alpha, a, dV);
     wg_wait0();
     reg_fence(o);
 }

@@ -131,12 +131,12 @@ __device__ __forceinline__ void reg_fence(float (&d)[R]) {
 
 // Shared-memory matrix descriptor, 128-byte swizzle (layout type 1 in bits 62-63). Addresses and
 // offsets in bytes; the swizzle atoms (8 rows x 128 B) must start 1024-byte aligned.
-__device__ __forceinline__ uint64_t sw128_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
-    return uint64_t((saddr & 0x3FFFF) >> 4) | (uint64_t(lbo >> 4) << 16) | (uint64_t(sbo >> 4) << 32) |
-           (1ull << 62);
-}
-// Its high word (SBO field and swizzle mode), the same for every descriptor with that SBO.
+// Its high word (SBO field in bits 32-45, swizzle mode in 62-63) is sw128_desc_hi(sbo), the same
+// for every descriptor with that SBO.
 __host__ __device__ constexpr uint32_t sw128_desc_hi(uint32_t sbo) { return (sbo >> 4) | (1u << 30); }
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
+    return uint64_t((saddr & 0x3FFFF) >> 4) | (uint64_t(lbo >> 4) << 16) | (uint64_t(sw128_desc_hi(sbo)) << 32);
+}
 
 // D[64 x 16] (+)= A . B, bf16 in, fp32 accumulate; TA = 1: A is MN-major (transposed).
 template <int TA>
