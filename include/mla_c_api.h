@@ -843,11 +843,12 @@ typedef struct mla_decode_args {
      * parallel, cp_world_size > 1, yet), that kernel reduces the split tiles itself (the CTA that finishes a
      * tile's last fragment reduces it, docs/plan-layout.md "Fused reduction") and mla_decode_fwd
      * launches one kernel instead of two, with the same results. Otherwise the buffer is not
-     * touched. Measured on the H200 (docs/performance.md, sessions 15-16): one launch saves ~3
-     * us of host time per call, 0.7-2.2 us on plans without split tiles (b = 128, 4K tokens) and
-     * ~7 us at 2 query tokens (b = 128, 4K, 16 heads); where tiles split it costs ~1.3 us more
-     * than the reducer kernel at b = 64 / 1K tokens and the same within 1 us at b = 128 / 16K and
-     * b = 1536 / 2K. If error_flag reports
+     * touched. Measured on the H200 (docs/performance.md, sessions 15-17): one launch saves ~3
+     * us of host time per call and 0.7-2.2 us on plans without split tiles (b = 128, 4K tokens);
+     * where tiles split it costs 1.3-1.7 us more than the reducer kernel at b = 64 / 1K tokens and
+     * the same within 1.4 us at b = 128 / 16K and b = 1536 / 2K. (The ~7 us it seemed to save at 2
+     * query tokens in session 16 was the fused build's code, which the plain 32-row rows now run
+     * too: session 17.) If error_flag reports
      * MLA_DECODE_ERR_PLAN (4), a rejected work left its tile's counter non-zero: zero the buffer
      * again. */
     int32_t* tile_counters;
