@@ -520,10 +520,21 @@ typedef struct mla_metadata_params {
      * mla_update_metadata returns MLA_ERROR_UNSUPPORTED_SHAPE for it. 0 (default) = aiter's
      * order. MLA_ERROR_INVALID_ARGUMENT: not 0 / 1, or 1 on another arch or planner. */
     int32_t head_group_major;
+    /* v1_2's cost of one work item beyond its KV blocks, in KV tokens: each work costs its blocks
+     * plus max(aiter's max(1, ceil(16 / page_size)), ceil(work_overhead_tokens / block tokens))
+     * blocks, block tokens = max(1, kv_granularity / page_size) x page_size, so a request is split
+     * only where the split saves more than a work's fixed cost (the ring's refill, the partial
+     * output, the reducer's merge). -1 (default) = the arch's value: sm_90a 1024 (measured on the
+     * H200, docs/performance.md session 18: b = 128, s_k = 4096, 128 heads 334 -> 308 us unsplit;
+     * s_k = 16384, 16 heads 575 -> 566; b = 64, s_k = 1024 43.4 -> 41.7; b = 1536, s_k = 2048
+     * 882 -> 887), 0 on gfx942 / gfx950 / gfx1250 (aiter's v1_2 rule unchanged). 0 = aiter's rule
+     * on any arch. Host and device planners read the same value.
+     * MLA_ERROR_INVALID_ARGUMENT: below -1 or above 1048576. */
+    int32_t work_overhead_tokens;
 } mla_metadata_params;
 #define MLA_METADATA_PARAMS_INIT                                                               \
     {sizeof(mla_metadata_params), NULL, 0, 1, 1, 16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1, 16, 1, \
-     1, 0, -1, 32, 0, 0, 0, 0}
+     1, 0, -1, 32, 0, 0, 0, 0, -1}
 
 /* Buffer lengths (get_mla_metadata_info_v1 semantics: never too small), in elements of each
  * buffer's own row: work_info_set_rows rows of 8 int32, reduce_final_map_rows rows of 2 int32. */

@@ -117,6 +117,9 @@ Setup resolve(const mla_metadata_params& p) {
                   "num_clusters must be in 0..65536 (got " << p.num_clusters << ")");
     MLA_CHECK_ARG(p.max_split_per_batch != 0,
                   "max_split_per_batch 0 would allow no split at all: use -1 (automatic) or >= 1");
+    MLA_CHECK_ARG(p.work_overhead_tokens >= -1 && p.work_overhead_tokens <= (1 << 20),
+                  "work_overhead_tokens must be -1 (the arch's) or in 0..1048576 (got "
+                      << p.work_overhead_tokens << ")");
     MLA_CHECK_ARG(p.num_kv_splits >= 1 && p.num_kv_splits <= 4096,
                   "num_kv_splits must be in 1..4096 (got " << p.num_kv_splits << ")");
 
@@ -146,7 +149,15 @@ Setup resolve(const mla_metadata_params& p) {
     while ((1 << c.block_shift) < c.pages_per_block) ++c.block_shift;
     c.tile_tokens = c.tile_rule == 0 ? std::max(1, c.packed / c.kernel_heads) : 0;
     c.tile_ids = s.arch == route::Arch::sm90a ? 1 : 0;  // work dw 7 of v1_2 plans (docs/plan-layout.md)
+    // aiter's fixed cost of a work, max(1, ceil(16 / page_size)) blocks, raised to the arch's (or
+    // the caller's) work_overhead_tokens in blocks (mla_metadata_params.work_overhead_tokens).
     c.overhead = std::max(1, (16 + p.page_size - 1) / p.page_size);
+    {
+        const int64_t tokens = p.work_overhead_tokens < 0 ? route::default_work_overhead_tokens(s.arch)
+                                                          : p.work_overhead_tokens;
+        const int64_t block_tokens = int64_t(c.pages_per_block) * p.page_size;
+        c.overhead = int32_t(std::max<int64_t>(c.overhead, (tokens + block_tokens - 1) / block_tokens));
+    }
     c.causal_trim = p.page_size == 1 && p.causal && !p.is_cp_round_robin;
     c.num_clusters = std::max(1, cus * mult);
     const int64_t bp = int64_t(p.batch_size) * c.ratio;

@@ -10,15 +10,23 @@ struct ArchEntry {
     Arch arch;
     const char* name;
     int num_cus;  // default CU / SM count when the caller gives none
+    // mla_metadata_params.work_overhead_tokens when the caller passes -1: the fixed cost of one
+    // work item in KV tokens in the v1_2 planner's cost model (0: aiter's rule, the AMD archs).
+    // sm_90a 1024, measured on the H200 (docs/performance.md, session 18): a split costs the
+    // ring's refill, the partial output and the reducer's merge, ~9-18 us at b = 128, s_k = 16384
+    // (4-8 tiles of 64 tokens at that row's per-SM rate) where aiter's rule charges 1 block; 512
+    // and 1024 plan every measured row alike except b = 64, s_k = 1024, where 1024's unsplit plan
+    // is 4% faster.
+    int work_overhead_tokens;
 };
 // CU counts: MI300X (gfx942) 304 CUs, MI355X (gfx950) 256 CUs, H100/H200 SXM (sm_90a) 132 SMs.
 // gfx1250 has no public part count; 256 is a placeholder the caller should override with the
 // device's real count (mla_metadata_params.num_clusters).
 const ArchEntry kArchs[] = {
-    {Arch::gfx942, "gfx942", 304},
-    {Arch::gfx950, "gfx950", 256},
-    {Arch::gfx1250, "gfx1250", 256},
-    {Arch::sm90a, "sm_90a", 132},
+    {Arch::gfx942, "gfx942", 304, 0},
+    {Arch::gfx950, "gfx950", 256, 0},
+    {Arch::gfx1250, "gfx1250", 256, 0},
+    {Arch::sm90a, "sm_90a", 132, 1024},
 };
 }  // namespace
 
@@ -41,6 +49,12 @@ bool is_nvidia(Arch arch) { return arch == Arch::sm90a; }
 int default_num_cus(Arch arch) {
     for (const ArchEntry& e : kArchs)
         if (e.arch == arch) return e.num_cus;
+    return 0;
+}
+
+int default_work_overhead_tokens(Arch arch) {
+    for (const ArchEntry& e : kArchs)
+        if (e.arch == arch) return e.work_overhead_tokens;
     return 0;
 }
 

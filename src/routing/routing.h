@@ -19,6 +19,9 @@ bool is_nvidia(Arch arch);
 // CU / SM count assumed when none is given: gfx942 304, gfx950 256, gfx1250 256 (see
 // docs/routing.md for the source), sm_90a 132 (H100/H200 SXM).
 int default_num_cus(Arch arch);
+// The v1_2 planner's fixed cost of one work item in KV tokens when the caller gives none
+// (mla_metadata_params.work_overhead_tokens = -1): 0 = aiter's rule (AMD archs), sm_90a 1024.
+int default_work_overhead_tokens(Arch arch);
 // Number of known archs and the name of the i-th (nullptr out of range), for listings.
 int arch_count();
 const char* arch_name_at(int index);

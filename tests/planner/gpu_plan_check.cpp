@@ -111,10 +111,11 @@ bool one_case(mla_context* ctx, const mla_metadata_params& prm, const Batch& b, 
             size_t at = 0;
             while (back[i][at] == host[i][at]) ++at;
             std::fprintf(stderr,
-                         "case %d (B %d L %d H %d ps %d gran %d cap %d causal %d group-major %d): %s "
-                         "differs at byte %zu (int32 %zu)\n",
+                         "case %d (B %d L %d H %d ps %d gran %d cap %d causal %d group-major %d "
+                         "overhead %d): %s differs at byte %zu (int32 %zu)\n",
                          iter, prm.batch_size, prm.max_seqlen_qo, prm.num_heads, prm.page_size,
                          prm.kv_granularity, prm.max_split_per_batch, prm.causal, prm.head_group_major,
+                         prm.work_overhead_tokens,
                          kPlanBufferNames[i], at, at / 4);
             same = false;
         }
@@ -142,6 +143,7 @@ int main() {
     }
     int failures = 0, cases = 0, group_major = 0;
     std::mt19937 hg_rng(77);
+    std::mt19937 ov_rng(91);  // work_overhead_tokens, its own stream (the cases stay those of earlier sweeps)
     for (int iter = 0; iter < sweep; ++iter) {
         mla_metadata_params p = MLA_METADATA_PARAMS_INIT;
         p.arch = arch;
@@ -154,6 +156,10 @@ int main() {
         p.causal = int(rng() % 4 != 0);
         p.max_split_per_batch = rng() % 4 == 0 ? int(1 + rng() % 8) : -1;
         if (rng() % 3 == 0) p.kv_dtype = MLA_DTYPE_FP8_E4M3FN;
+        {  // the arch's work overhead (half the cases), aiter's rule, or any token count
+            const unsigned o = ov_rng() % 4;
+            p.work_overhead_tokens = o < 2 ? -1 : o == 2 ? 0 : int(ov_rng() % 3000);
+        }
         const Batch b = random_batch(rng, p.batch_size, p.max_seqlen_qo, p.page_size, rng() % 2);
         // Every other case also as a 128-head, qlen-1 head-group-major plan (twin head-group
         // sections: the device planner takes them when the cluster count is a multiple of the 2

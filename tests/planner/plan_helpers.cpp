@@ -1,5 +1,6 @@
 // plan_helpers.cpp - see plan_helpers.h. The walk and the checker restate the rules of
 // docs/plan-layout.md and §4.4 directly; they share no code with src/planner.
+#include <cstring>
 #include "plan_helpers.h"
 
 #include <algorithm>
@@ -177,7 +178,12 @@ int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& pl
     const std::vector<TileRef> tiles = tiles_list(geo, bt);
     const int32_t T = int32_t(tiles.size()), C = geo.C, ps = p.page_size;
     const int32_t gran = std::max(1, p.kv_granularity / ps);  // pages per split unit
-    const int32_t o = std::max(1, (16 + ps - 1) / ps);
+    // A work's fixed cost in blocks: aiter's max(1, ceil(16 / page_size)), raised to
+    // work_overhead_tokens (-1: the arch's, 1024 tokens on sm_90a, 0 elsewhere; mla_c_api.h).
+    const int64_t ot = p.work_overhead_tokens >= 0 ? p.work_overhead_tokens
+                                                   : (std::strcmp(p.arch, "sm_90a") == 0 ? 1024 : 0);
+    const int32_t o = int32_t(std::max<int64_t>(std::max(1, (16 + ps - 1) / ps),
+                                                (ot + int64_t(gran) * ps - 1) / (int64_t(gran) * ps)));
     const int32_t thr = p.max_seqlen_qo;
     const bool trim = ps == 1 && p.causal && !p.is_cp_round_robin;
     auto blocks = [&](int32_t b) { return (bt.kv[b + 1] - bt.kv[b] + gran - 1) / gran; };

@@ -205,6 +205,9 @@ TEST_CASE("bad arguments: a status, a message and no write (§5)", "[planner][ar
         {"sm_80", [](mla_metadata_params& q) { q.arch = "sm_80"; }, MLA_ERROR_ARCH_NOT_BUILT},
         {"arch NULL", [](mla_metadata_params& q) { q.arch = nullptr; }, MLA_ERROR_INVALID_ARGUMENT},
         {"struct_size 0", [](mla_metadata_params& q) { q.struct_size = 0; }, MLA_ERROR_INVALID_ARGUMENT},
+        {"work overhead -2", [](mla_metadata_params& q) { q.work_overhead_tokens = -2; }, MLA_ERROR_INVALID_ARGUMENT},
+        {"work overhead 2^20 + 1", [](mla_metadata_params& q) { q.work_overhead_tokens = (1 << 20) + 1; },
+         MLA_ERROR_INVALID_ARGUMENT},
     };
     for (const Bad& bad : bads) {
         mla_metadata_params q = p;
@@ -517,4 +520,61 @@ TEST_CASE("device planner launch: symbol, grid, block, params (fake runtime)", "
           MLA_ERROR_INVALID_ARGUMENT);
     CHECK(fake_rt_launch_count() == n0);
     mla_context_destroy(ctx);
+}
+
+TEST_CASE("work_overhead_tokens: the arch's default, aiter's rule, any count", "[planner][overhead]") {
+    // 128 requests x 4096 tokens at 128 heads, page 64: 256 pseudo-request tiles of 64 blocks on
+    // 132 clusters. aiter's rule (1 block per work) splits 126 of them (382 works); sm_90a's
+    // default 1024 tokens (16 blocks) keeps all 256 whole, 2 per cluster on 128 clusters.
+    mla_metadata_params p = base("sm_90a", 128, 1, 128);
+    p.page_size = 64;
+    p.head_group_major = 1;  // as mla run / mla bench plan
+    std::vector<int32_t> qlens(128, 1);
+    std::vector<int64_t> kvs(128, 4096);
+    const Batch b = make_batch(qlens, kvs, 64);
+    auto plan_of = [&](const mla_metadata_params& q) {
+        mla_plan_summary s{};
+        s.struct_size = sizeof(s);
+        Plan pl = alloc_plan(q);
+        REQUIRE(run_plan(q, b, pl, &s) == MLA_SUCCESS);
+        return s;
+    };
+    REQUIRE(p.work_overhead_tokens == -1);  // MLA_METADATA_PARAMS_INIT: the arch's
+    mla_plan_summary s = plan_of(p);
+    CHECK(s.num_works == 256);
+    CHECK(s.num_split_tiles == 0);
+    CHECK(s.max_works_per_cluster == 2);
+    mla_metadata_params q = p;
+    q.work_overhead_tokens = 1024;  // the same as sm_90a's default
+    CHECK(plan_of(q).num_works == 256);
+    q.work_overhead_tokens = 0;  // aiter's rule
+    s = plan_of(q);
+    CHECK(s.num_works == 382);
+    CHECK(s.num_split_tiles == 126);
+    q.work_overhead_tokens = 64;  // 1 block at page 64: aiter's rule again
+    CHECK(plan_of(q).num_works == 382);
+    q.work_overhead_tokens = 256;  // 4 blocks: already no split here
+    CHECK(plan_of(q).num_split_tiles == 0);
+    // AMD archs keep aiter's rule by default: -1 plans as 0 (gfx942, 16 heads, 304 CUs)
+    mla_metadata_params g = base("gfx942", 128, 1, 16);
+    g.page_size = 64;
+    std::vector<int64_t> kv_long(128, 16384);
+    const Batch bl = make_batch(qlens, kv_long, 64);
+    mla_metadata_params g0 = g;
+    g0.work_overhead_tokens = 0;
+    Plan pa = alloc_plan(g), pb = alloc_plan(g0);
+    REQUIRE(run_plan(g, bl, pa) == MLA_SUCCESS);
+    REQUIRE(run_plan(g0, bl, pb) == MLA_SUCCESS);
+    CHECK(pa.work_indptr == pb.work_indptr);
+    CHECK(pa.work_info == pb.work_info);
+    CHECK(pa.partial_map == pb.partial_map);
+    // ... and honour an explicit count (the split 16384-token requests split less)
+    mla_metadata_params g1 = g;
+    g1.work_overhead_tokens = 4096;
+    mla_plan_summary s0{}, s1{};
+    s0.struct_size = s1.struct_size = sizeof(s0);
+    Plan pc = alloc_plan(g1);
+    REQUIRE(run_plan(g0, bl, pb, &s0) == MLA_SUCCESS);
+    REQUIRE(run_plan(g1, bl, pc, &s1) == MLA_SUCCESS);
+    CHECK(s1.num_works < s0.num_works);
 }

@@ -4,6 +4,7 @@ default on sm_90a with v1_2, aiter's order with --aiter-order, on other archs an
 the --dump of 128 requests x 4096 tokens at 128 heads, cluster c + 66 holding group 1 of exactly
 cluster c's works. Usage: test_cli_plan.py <path of the mla program>."""
 import os
+import re
 import subprocess
 import sys
 
@@ -36,7 +37,9 @@ check("gfx942", layout(plan("--heads", "128", "--arch", "gfx942")), AITER)
 check("v1_0 planner", layout(plan("--heads", "128", "--planner", "v1_0")), AITER)
 
 # --dump rows: "  c<cluster> w<work> batch partial qo_start qo_end kv_start kv_end kv_offset tile"
-out = plan("--heads", "128", "--batch", "128", "--kv-len", "4096", "--page-size", "64", "--dump")
+# (aiter's work overhead, --overhead-tokens 0: this plan splits tiles, so the twins hold fragments)
+out = plan("--heads", "128", "--batch", "128", "--kv-len", "4096", "--page-size", "64", "--dump",
+           "--overhead-tokens", "0")
 works = {}
 for line in out.splitlines():
     f = line.split()
@@ -47,7 +50,16 @@ twins = sum(1 for c in range(66)
             == [[w[0], w[1] >= 0, w[2], w[4], w[5], w[6]] for w in works.get(c + 66, [])])
 check("clusters c and c + 66 are twins (of 66)", twins, 66)
 check("works on clusters 0..65 are group 0", all(w[0] % 2 == 0 for c in range(66) for w in works.get(c, [])), True)
-check("works dumped", sum(len(v) for v in works.values()) > 256, True)
+check("works dumped", sum(len(v) for v in works.values()), 382)
+# sm_90a's default work overhead (1024 tokens, 16 blocks at page 64) keeps these 256 tiles whole:
+# 2 per cluster on 128 clusters, no partial rows
+summary = plan("--heads", "128", "--batch", "128", "--kv-len", "4096", "--page-size", "64")
+check("default overhead: works", re.search(r"works\s+(\d+)", summary).group(1), "256")
+check("default overhead: split tiles", re.search(r"qo tiles\s+256 \((\d+) split", summary).group(1), "0")
+check("--overhead-tokens 0 (aiter's rule): split tiles",
+      re.search(r"qo tiles\s+256 \((\d+) split",
+                plan("--heads", "128", "--batch", "128", "--kv-len", "4096", "--page-size", "64",
+                     "--overhead-tokens", "0")).group(1), "126")
 out_a = plan("--heads", "128", "--batch", "128", "--kv-len", "4096", "--page-size", "64", "--dump",
              "--aiter-order")
 odd = [int(l.split()[2]) % 2 for l in out_a.splitlines()

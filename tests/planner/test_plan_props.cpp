@@ -63,6 +63,9 @@ TEST_CASE("v1_2 plan equals the serial walk and keeps every invariant", "[planne
         const bool varlen = rng() % 2;
         mla_metadata_params p = params_for(gfx ? "gfx950" : "sm_90a", B, L, H, ps, gran, cus, cap,
                                            causal, q, kv);
+        // the work overhead: the arch's (-1, most draws), aiter's rule (0) or any token count
+        const int ov = int(rng() % 4);
+        p.work_overhead_tokens = ov < 2 ? -1 : ov == 2 ? 0 : int(rng() % 3000);
         const Batch b = random_batch(rng, B, L, max_kv, ps, varlen);
         mla_metadata_sizes z{};
         z.struct_size = sizeof(z);
@@ -72,7 +75,7 @@ TEST_CASE("v1_2 plan equals the serial walk and keeps every invariant", "[planne
         sum.struct_size = sizeof(sum);
         INFO("iter " << iter << " arch " << p.arch << " B " << B << " L " << L << " H " << H
                      << " ps " << ps << " gran " << p.kv_granularity << " cus " << cus << " cap "
-                     << cap << " causal " << p.causal);
+                     << cap << " causal " << p.causal << " overhead tokens " << p.work_overhead_tokens);
         const mla_status st = run_plan(p, b, got, &sum);
         INFO(mla_last_error());
         REQUIRE(st == MLA_SUCCESS);

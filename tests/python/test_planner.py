@@ -153,3 +153,40 @@ def test_head_group_major_needs_sm90_v1_2():
     with pytest.raises(libmla.MlaInvalidArgument, match="head_group_major"):
         libmla.plan_metadata([0, 1], [0, 4], [1], 128, arch="gfx942", page_size=64,
                              head_group_major=True)
+
+
+def test_work_overhead_tokens_keeps_marginal_splits_whole():
+    # 128 requests x 16384 tokens, 16 heads, page 64 on 132 SMs: aiter's rule (1 block per work)
+    # splits every request in two; sm_90a's default (1024 tokens) keeps them whole on 128 SMs
+    # (H200: 575 -> 566 us, docs/performance.md session 18). Both execute to the reference.
+    B = 128
+    qo = np.arange(B + 1, dtype=np.int32)
+    kvi = np.arange(B + 1, dtype=np.int32) * 256  # 256 pages of 64 tokens each
+    last = np.full(B, 64, dtype=np.int32)
+    default = libmla.plan_metadata(qo, kvi, last, 16, arch="sm_90a", page_size=64)
+    aiter = libmla.plan_metadata(qo, kvi, last, 16, arch="sm_90a", page_size=64,
+                                 work_overhead_tokens=0)
+    assert (default.num_works, default.summary.num_split_tiles) == (128, 0)
+    assert (aiter.num_works, aiter.summary.num_split_tiles) == (259, 128)
+    # gfx942 keeps aiter's rule by default
+    g = libmla.plan_metadata(qo, kvi, last, 16, arch="gfx942", page_size=64)
+    g0 = libmla.plan_metadata(qo, kvi, last, 16, arch="gfx942", page_size=64,
+                              work_overhead_tokens=0)
+    assert g.works().tolist() == g0.works().tolist()
+    with pytest.raises(libmla.MlaInvalidArgument, match="work_overhead_tokens"):
+        libmla.plan_metadata(qo, kvi, last, 16, arch="sm_90a", page_size=64,
+                             work_overhead_tokens=-2)
+    # executed on the CPU, both plans give the reference's numbers (8 requests of 2048 tokens on
+    # 9 clusters: aiter's rule splits 8 for one more cluster, the default splits none)
+    rng = np.random.default_rng(3)
+    kv_lens, qlens, ps = [2048] * 8, [1] * 8, 64
+    q, kv, qo3, kvi3, pages, last3 = make_batch(rng, kv_lens, qlens, 16, ps, "bf16", "bf16")
+    ref_out, ref_lse = libmla.decode_reference(q, kv, qo3, kvi3, pages, last3, 1, page_size=ps)
+    for ov, want_split in ((-1, 0), (0, 8)):
+        plan = libmla.plan_metadata(qo3, kvi3, last3, 16, arch="sm_90a", num_clusters=9,
+                                    page_size=ps, work_overhead_tokens=ov)
+        assert plan.summary.num_split_tiles == want_split
+        out, lse = libmla.execute_plan_reference(q, kv, qo3, kvi3, pages, last3, 1, plan,
+                                                 page_size=ps)
+        np.testing.assert_allclose(out, ref_out, rtol=2e-5, atol=2e-6)
+        np.testing.assert_allclose(lse, ref_lse, rtol=2e-6, atol=2e-6)

@@ -26,6 +26,8 @@ void plan_usage(FILE* f) {
                  "  --granularity N   kv_granularity in tokens (default 16)\n"
                  "  --clusters N      CUs / SMs (default: the arch's)\n"
                  "  --cap N           max_split_per_batch (default -1 = automatic)\n"
+                 "  --overhead-tokens N  work_overhead_tokens: a work's fixed cost in KV tokens\n"
+                 "                    (default -1 = the arch's: sm_90a 1024; 0 = aiter's rule)\n"
                  "  --dtype Q/KV      e.g. bf16/bf16, bf16/fp8, fp8/fp8 (default bf16/bf16)\n"
                  "  --planner P       v1_2 (default), v1_0, v1_1\n"
                  "  --no-causal       non-causal MTP\n"
@@ -77,6 +79,7 @@ int cmd_plan(int argc, char** argv) {
         else if (a == "--granularity") p.kv_granularity = std::atoi(value());
         else if (a == "--clusters") p.num_clusters = std::atoi(value());
         else if (a == "--cap") p.max_split_per_batch = std::atoi(value());
+        else if (a == "--overhead-tokens") p.work_overhead_tokens = std::atoi(value());
         else if (a == "--seed") seed = std::atol(value());
         else if (a == "--no-causal") p.causal = 0;
         else if (a == "--varlen") varlen = true;

@@ -52,6 +52,11 @@ void usage(FILE* f) {
                  "                   = 1): the tiles of a request that read the same KV (its head\n"
                  "                   groups above 64 heads, its qo tiles with uniform MTP) run at\n"
                  "                   the same time, so the L2 serves the repeated reads\n"
+                 "  --clusters N     plan over N clusters (mla_metadata_params.num_clusters; default:\n"
+                 "                   the device's SMs); fewer than the SMs leaves SMs idle\n"
+                 "  --overhead-tokens N  the planner's fixed cost of a work in KV tokens\n"
+                 "                   (mla_metadata_params.work_overhead_tokens; default -1 = the\n"
+                 "                   arch's, 1024 on sm_90a; 0 = aiter's rule)\n"
                  "  --fused-reduce   pass tile_counters (mla_decode_args): where the tables allow it\n"
                  "                   (16 / 32 query rows, bf16) the decode kernel reduces split tiles\n"
                  "                   itself, one launch per call instead of two\n"
@@ -68,7 +73,7 @@ int cpu_path(Spec s, bool user_batch, bool user_kv) {
                 "  plan (mla_plan_metadata, sm_90a rules) + mla_execute_plan_reference vs "
                 "mla_decode_reference; no kernel runs.\n");
     Problem p = make_problem(s);
-    mla_metadata_params mp = plan_params_of(p, "sm_90a", 0);
+    mla_metadata_params mp = plan_params_of(p, "sm_90a", p.spec.num_clusters);
     mla_metadata_sizes sz{};
     sz.struct_size = sizeof sz;
     if (mla_metadata_info(&mp, &sz)) {
@@ -154,6 +159,8 @@ int cmd_run(int argc, char** argv) {
         else if (a == "--long-first") s.long_first = std::max(1, std::atoi(next()));
         else if (a == "--cpu") force_cpu = true;
         else if (a == "--fused-reduce") s.fused_reduce = true;
+        else if (a == "--clusters") s.num_clusters = std::max(0, std::atoi(next()));
+        else if (a == "--overhead-tokens") s.work_overhead_tokens = std::atoi(next());
         else if (a == "--head-group-major") s.head_group_major = true;  // the default
         else if (a == "--aiter-order") s.head_group_major = false;
         else {

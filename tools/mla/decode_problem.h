@@ -119,6 +119,11 @@ struct Spec {
     // allow it reduce split tiles themselves (one launch per call); false (libmla's default, no
     // counters): the reducer kernel
     bool fused_reduce = false;
+    // mla_metadata_params.num_clusters: CUs / SMs the plan spreads over; 0 = the context's count
+    // (the device's SMs on the GPU path, the arch's default on the CPU path)
+    int num_clusters = 0;
+    // mla_metadata_params.work_overhead_tokens: -1 = the arch's (sm_90a 1024), 0 = aiter's rule
+    int work_overhead_tokens = -1;
 };
 
 struct Problem {
@@ -303,6 +308,7 @@ inline mla_metadata_params plan_params_of(const Problem& p, const char* arch, in
     mp.causal = p.spec.causal ? 1 : 0;
     mp.is_cp_round_robin = p.cp_world > 1 ? 1 : 0;
     mp.head_group_major = p.spec.head_group_major ? 1 : 0;
+    mp.work_overhead_tokens = p.spec.work_overhead_tokens;
     return mp;
 }
 
@@ -426,7 +432,7 @@ struct DeviceRun {
     // Plans on the host, uploads everything, fills args. false + error on failure.
     bool setup(mla_context* c, const Problem& p) {
         ctx = c;
-        mp = plan_params_of(p, mla_context_arch(ctx), mla_context_num_cus(ctx));
+        mp = plan_params_of(p, mla_context_arch(ctx), p.spec.num_clusters ? p.spec.num_clusters : mla_context_num_cus(ctx));
         sizes.struct_size = sizeof sizes;
         mla_status st = mla_metadata_info(&mp, &sizes);
         if (st) return fail("mla_metadata_info", st);

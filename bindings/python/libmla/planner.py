@@ -10,15 +10,16 @@ from ._convert import as_flag, as_int, dtype_enum, host_indptrs, host_int32
 _PARAM_KEYS = ("num_clusters", "page_size", "kv_granularity", "max_seqlen_qo", "causal",
                "dtype_q", "dtype_kv", "fast_mode", "intra_batch_mode", "max_split_per_batch",
                "num_kv_splits", "is_cp_round_robin", "enable_experimental", "flydsl_ps1",
-               "head_group_major")
+               "head_group_major", "work_overhead_tokens")
 
 
 def make_params(batch_size, num_heads, *, arch, num_clusters=None, page_size=1, kv_granularity=16,
                 max_seqlen_qo=1, causal=True, dtype_q="bf16", dtype_kv="bf16", fast_mode=True,
                 intra_batch_mode=False, max_split_per_batch=-1, num_kv_splits=32,
                 is_cp_round_robin=False, enable_experimental=False, flydsl_ps1=False,
-                num_heads_k=1, head_group_major=False):
-    """The mla_metadata_params of the keywords (num_clusters None = the arch's default)."""
+                num_heads_k=1, head_group_major=False, work_overhead_tokens=-1):
+    """The mla_metadata_params of the keywords (num_clusters None = the arch's default;
+    work_overhead_tokens -1 = the arch's: sm_90a 1024, 0 = aiter's rule)."""
     if arch is None:
         raise TypeError("arch is required (e.g. arch=\"sm_90a\")")
     return T.mla_metadata_params(
@@ -37,7 +38,8 @@ def make_params(batch_size, num_heads, *, arch, num_clusters=None, page_size=1, 
         is_cp_round_robin=as_flag(is_cp_round_robin, "is_cp_round_robin"),
         enable_experimental=as_flag(enable_experimental, "enable_experimental"),
         flydsl_ps1=as_flag(flydsl_ps1, "flydsl_ps1"),
-        head_group_major=as_flag(head_group_major, "head_group_major"))
+        head_group_major=as_flag(head_group_major, "head_group_major"),
+        work_overhead_tokens=as_int(work_overhead_tokens, "work_overhead_tokens"))
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,7 @@ def plan_metadata(qo_indptr, kv_indptr, kv_last_page_lens, num_heads, *, arch, n
                   page_size=1, kv_granularity=16, max_seqlen_qo=1, causal=True, dtype_q="bf16",
                   dtype_kv="bf16", fast_mode=True, intra_batch_mode=False, max_split_per_batch=-1,
                   num_kv_splits=32, is_cp_round_robin=False, enable_experimental=False,
-                  flydsl_ps1=False, head_group_major=False):
+                  flydsl_ps1=False, head_group_major=False, work_overhead_tokens=-1):
     """Host planner (aiter get_mla_metadata_v1; v1_2 / v1_0 / v1_1 by fast_mode and
     intra_batch_mode). Inputs: host int arrays qo_indptr [B+1] (query tokens), kv_indptr [B+1]
     (pages), kv_last_page_lens [B] (1..page_size). Returns a Plan (NumPy buffers,
@@ -157,6 +159,9 @@ def plan_metadata(qo_indptr, kv_indptr, kv_last_page_lens, num_heads, *, arch, n
     head_group_major (sm_90a v1_2, folded heads): lay the head groups out group by group so a
     request's groups read its KV at the same time (mla_metadata_params.head_group_major; the
     device planner takes it when num_clusters is a multiple of the head groups).
+    work_overhead_tokens: a work's fixed cost in KV tokens in v1_2's cost model, so a request
+    splits only where the split saves more (mla_metadata_params.work_overhead_tokens; -1 = the
+    arch's, 1024 on sm_90a, 0 = aiter's rule).
     Raises TypeError / ValueError for bad arrays (before the C call), MlaInvalidArgument,
     MlaUnsupported (the head plan rejects the shape)."""
     qo, kv, last = host_indptrs(qo_indptr, kv_indptr, kv_last_page_lens)
@@ -167,7 +172,8 @@ def plan_metadata(qo_indptr, kv_indptr, kv_last_page_lens, num_heads, *, arch, n
         dtype_q=dtype_q, dtype_kv=dtype_kv, fast_mode=fast_mode, intra_batch_mode=intra_batch_mode,
         max_split_per_batch=max_split_per_batch, num_kv_splits=num_kv_splits,
         is_cp_round_robin=is_cp_round_robin, enable_experimental=enable_experimental,
-        flydsl_ps1=flydsl_ps1, head_group_major=head_group_major)
+        flydsl_ps1=flydsl_ps1, head_group_major=head_group_major,
+        work_overhead_tokens=work_overhead_tokens)
     plan = Plan(params, _info(params), arch)
     summary = T.mla_plan_summary()
     buffers = plan.buffers()

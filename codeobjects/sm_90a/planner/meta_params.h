@@ -16,7 +16,8 @@ typedef struct mla_v12_config {
     int32_t max_seqlen_qo;    // L: longest request in query tokens; also the tail threshold
     int32_t page_size;        // tokens per page (power of two)
     int32_t pages_per_block;  // split unit in pages: max(1, kv_granularity / page_size)
-    int32_t overhead;         // fixed overhead blocks per tile: max(1, ceil(16 / page_size))
+    int32_t overhead;         // fixed cost blocks per work: max(1, ceil(16 / page_size), ceil(
+                              // work_overhead_tokens / block tokens)) (mla_c_api.h)
     int32_t causal_trim;      // 1: page_size 1, causal, not round-robin: trim tile ends
     int32_t num_clusters;     // C: persistent workgroups (work_indptr has C + 1 entries)
     int32_t num_splits;       // min(C, cap * B * r) with a cap, else C
