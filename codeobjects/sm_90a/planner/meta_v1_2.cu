@@ -221,19 +221,26 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     MLA_META_MARK(3);
 
     // ---- 3. the cluster chain (warps 0..7) ------------------------------------------------
-    // Two speculations per round, 128 lanes each: lane L of half h takes the step from
-    // s = x + L d_h, assuming every earlier step of the round advanced by d_h; half 0 assumes
-    // d_0 = W (no snap), half 1 assumes d_1 = the last advance that was not W (e.g. a uniform
-    // batch's snap to the next tile start: every step there ends in a tile's overhead). Lane 0 of
-    // each half starts at the exact x, and lane L's start is exact while lanes 0..L-1 of its half
-    // all advanced by d_h, so each half's steps up to and including its first deviating lane are
-    // exact; the round keeps the half with more of them. Varied batches advance as far as their
-    // next snap (as with one speculation), uniform ones 128 clusters per round. y = s + W lies in
+    // Two speculations per round, 128 lanes each: lane L of half h takes the step to cluster
+    // cl + L from its assumed start s_L, assuming every earlier step of the round advanced as
+    // half h predicts. Half 0 predicts W for every step (no snap). Half 1 predicts a periodic
+    // pattern: the step to cluster t advances d_1 (the last advance that was not W) when
+    // (t - ls) % per == 0 and W otherwise, with ls the last cluster reached by a snap and per the
+    // distance between the last two snaps. A uniform batch's chain is exactly periodic: after
+    // each snap the chain stands at a tile start again, so the same W-steps and the same snap
+    // follow (e.g. 1536 x 2048 tokens with sm_90a's 16-block work overhead: W, W, W + 3, ...);
+    // per = 1 is the case of every step snapping (d_1 each step). Lane 0 of each half starts at
+    // the exact x, and lane L's start is exact while lanes 0..L-1 of its half advanced as
+    // predicted, so each half's steps up to and including its first deviating lane are exact;
+    // the round keeps the half with more of them. Varied batches advance as far as their next
+    // snap, uniform ones 128 clusters per round once the period is known. y = s + W lies in
     // bucket floor(y / W), so its request is a short search between two bucket entries.
     if (tid < kChainLanes) {
         constexpr int kHalf = kChainLanes / 2, kHalfWarps = kChainWarps / 2;
         const int half = tid / kHalf, hl = tid % kHalf;
+        int32_t* SW = S32;  // snap masks per warp, double-buffered (SCR is free during the chain)
         int64_t x = 0, d1 = W;
+        int32_t per = 1, ls = 0;  // before any snap is seen: every step d_1 (= W at first)
         if (tid == 0) {
             X[0] = 0;
             TB[0] = 0;
@@ -251,8 +258,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                 }
                 break;
             }
-            const int64_t d = half ? d1 : W;
-            const int64_t sl = x + (int64_t)hl * d;  // this lane's assumed start
+            // this lane's assumed start and advance; cl - 1 >= ls, so the counts are >= 0
+            int64_t sl = x + (int64_t)hl * W, adv = W;
+            if (half) {
+                const int32_t snaps = (cl + hl - 1 - ls) / per - (cl - 1 - ls) / per;
+                sl += (d1 - W) * snaps;
+                if ((cl + hl - ls) % per == 0) adv = d1;
+            }
             const int64_t y = sl + W;
             int64_t z = total;
             int32_t tb = num_tiles, in = 0, xb = B;
@@ -279,22 +291,24 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                     xb = z < total ? lo : B;
                 }
             }
-            const unsigned m = __ballot_sync(kFull, z != sl + d);
+            const unsigned m = __ballot_sync(kFull, z != sl + adv);
+            const unsigned sm = __ballot_sync(kFull, z != sl + W);  // steps that did not advance W
             const int buf = (round & 1) * kChainWarps;
-            if (lane == 0) MW[buf + warp] = (int32_t)m;
+            if (lane == 0) {
+                MW[buf + warp] = (int32_t)m;
+                SW[buf + warp] = (int32_t)sm;
+            }
             if (lane == (m ? __ffs(m) - 1 : 31)) ZW[buf + warp] = z;
             chain_barrier();
             // per half: K_h = its first deviating lane (kHalf - 1 if none) and that lane's z
             // (scalars, not arrays indexed by the chosen half: no local memory)
             int32_t K0 = kHalf - 1, K1 = kHalf - 1;
             int64_t zn0 = ZW[buf + kHalfWarps - 1], zn1 = ZW[buf + 2 * kHalfWarps - 1];
-            bool dev0 = false, dev1 = false;
             for (int w = 0; w < kHalfWarps; ++w) {
                 const unsigned mw = (unsigned)MW[buf + w];
                 if (mw) {
                     K0 = w * 32 + __ffs(mw) - 1;
                     zn0 = ZW[buf + w];
-                    dev0 = true;
                     break;
                 }
             }
@@ -303,24 +317,46 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                 if (mw) {
                     K1 = w * 32 + __ffs(mw) - 1;
                     zn1 = ZW[buf + kHalfWarps + w];
-                    dev1 = true;
                     break;
                 }
             }
             const int hs = K1 > K0 ? 1 : 0;  // the half that got further (ties: half 0)
             const int32_t Ks = hs ? K1 : K0;
             const int64_t zs = hs ? zn1 : zn0;
-            const bool devs = hs ? dev1 : dev0;
             if (half == hs && hl <= Ks && cl + hl < C) {
                 X[cl + hl] = z;
                 TB[cl + hl] = tb;
                 IN[cl + hl] = in;
                 XB[cl + hl] = xb;
             }
-            // the advance of the round's last accepted step; a deviation other than W becomes d_1
-            const int64_t ds = hs ? d1 : W;
-            const int64_t dn = zs - (x + (int64_t)Ks * ds);
-            if (devs && dn >= 1 && dn != W) d1 = dn;
+            // d_1: the advance of the round's last accepted step (its exact z minus its start
+            // under the chosen half's prediction) when that was not W; a step predicted as a snap
+            // that matched advanced d_1 already
+            {
+                int64_t sk = x + (int64_t)Ks * W;
+                if (hs) sk += (d1 - W) * ((cl + Ks - 1 - ls) / per - (cl - 1 - ls) / per);
+                const int64_t dn = zs - sk;
+                if (dn >= 1 && dn != W) d1 = dn;
+            }
+            // ls and per: the last two accepted steps that did not advance W (this round's, else
+            // the last one before it)
+            int32_t last = -1, prev = -1;
+            for (int w = kHalfWarps - 1; w >= 0 && prev < 0; --w) {
+                const int32_t hi_lane = Ks - w * 32;  // accepted lanes of this warp: 0..hi_lane
+                if (hi_lane < 0) continue;
+                unsigned sw = (unsigned)SW[buf + hs * kHalfWarps + w];
+                if (hi_lane < 31) sw &= (2u << hi_lane) - 1u;
+                while (sw && prev < 0) {
+                    const int32_t b = 31 - __clz(sw);
+                    sw &= ~(1u << b);
+                    if (last < 0) last = w * 32 + b;
+                    else prev = w * 32 + b;
+                }
+            }
+            if (last >= 0) {
+                per = prev >= 0 ? last - prev : cl + last - ls;
+                ls = cl + last;
+            }
             x = zs;
             cl += Ks + 1;
             ++round;
