@@ -6,7 +6,8 @@
 // The algorithm is aiter's v1_2 greedy walk (§4.4), restated so it can run in parallel:
 //
 // * Every qo tile of every pseudo-request costs `blocks + overhead` units (blocks = the
-//   request's KV pages in split units of pages_per_block; overhead = max(1, ceil(16/page_size))).
+//   request's KV pages in split units of pages_per_block; overhead = max(1, ceil(16/page_size)),
+//   aiter's, or the larger work_overhead_tokens in blocks: mla_v12_config.overhead).
 //   Laid end to end in tile order, tile t occupies positions [S_t, S_t + cost), blocks first.
 // * aiter walks clusters with a budget P = ceil(sum / eff) + overhead: a tile that fits is taken
 //   whole; else, if more than `overhead` is left, a fragment takes (left - overhead) blocks and

@@ -14,9 +14,10 @@ struct ArchEntry {
     // work item in KV tokens in the v1_2 planner's cost model (0: aiter's rule, the AMD archs).
     // sm_90a 1024, measured on the H200 (docs/performance.md, session 18): a split costs the
     // ring's refill, the partial output and the reducer's merge, ~9-18 us at b = 128, s_k = 16384
-    // (4-8 tiles of 64 tokens at that row's per-SM rate) where aiter's rule charges 1 block; 512
-    // and 1024 plan every measured row alike except b = 64, s_k = 1024, where 1024's unsplit plan
-    // is 4% faster.
+    // (4-8 tiles of 64 tokens at that row's per-SM rate) where aiter's rule charges 1 block. 512
+    // and 1024 give the same plans on the measured rows except b = 64, s_k = 1024 (1024: unsplit
+    // on 64 SMs, 4% faster) and b = 1536, s_k = 2048 (as many split tiles, other fragment ends;
+    // 1024's plan not yet compared with aiter's on one machine).
     int work_overhead_tokens;
 };
 // CU counts: MI300X (gfx942) 304 CUs, MI355X (gfx950) 256 CUs, H100/H200 SXM (sm_90a) 132 SMs.

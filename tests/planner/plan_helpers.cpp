@@ -1,10 +1,10 @@
 // plan_helpers.cpp - see plan_helpers.h. The walk and the checker restate the rules of
 // docs/plan-layout.md and §4.4 directly; they share no code with src/planner.
-#include <cstring>
 #include "plan_helpers.h"
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <map>
 #include <sstream>
 

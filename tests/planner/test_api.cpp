@@ -3,6 +3,7 @@
 // planner's launch through the fake CUDA runtime.
 #include <catch2/catch.hpp>
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -555,6 +556,22 @@ TEST_CASE("work_overhead_tokens: the arch's default, aiter's rule, any count", "
     CHECK(plan_of(q).num_works == 382);
     q.work_overhead_tokens = 256;  // 4 blocks: already no split here
     CHECK(plan_of(q).num_split_tiles == 0);
+    // A caller built before the field (struct_size ends at head_group_major) gets the arch's
+    // default whatever lies past its struct; at full size, a bad value is rejected.
+    {
+        mla_metadata_params old = p;
+        old.struct_size = offsetof(mla_metadata_params, work_overhead_tokens);
+        old.work_overhead_tokens = -12345;  // past the caller's struct: never read
+        s = plan_of(old);
+        CHECK(s.num_works == 256);
+        CHECK(s.num_split_tiles == 0);
+        mla_metadata_params full = old;
+        full.struct_size = sizeof(mla_metadata_params);
+        mla_metadata_sizes z{};
+        z.struct_size = sizeof(z);
+        CHECK(mla_metadata_info(&full, &z) == MLA_ERROR_INVALID_ARGUMENT);
+        CHECK(std::string(mla_last_error()).find("work_overhead_tokens") != std::string::npos);
+    }
     // AMD archs keep aiter's rule by default: -1 plans as 0 (gfx942, 16 heads, 304 CUs)
     mla_metadata_params g = base("gfx942", 128, 1, 16);
     g.page_size = 64;

@@ -181,8 +181,14 @@ int cmd_plan(int argc, char** argv) {
     std::printf("partials        %d fragments, %d partial rows (buffer %lld rows, %lld bytes)\n",
                 s.num_partials, s.num_partial_rows, (long long)z.partial_rows,
                 (long long)z.workspace_bytes);
-    std::printf("cost            total %lld units, max cluster %lld, balance %.3f\n",
-                (long long)s.total_kv_blocks, (long long)s.max_cluster_cost, balance);
+    if (p.work_overhead_tokens < 0)
+        std::printf("work overhead   the arch's (work_overhead_tokens -1: sm_90a 1024 tokens, AMD archs aiter's rule)\n");
+    else
+        std::printf("work overhead   %d tokens (work_overhead_tokens; 0 = aiter's rule)\n", p.work_overhead_tokens);
+    std::printf("cost            total %lld units, max cluster %lld, balance %.3f (a unit: a split block of %d "
+                "tokens; every work adds the work overhead in blocks)\n",
+                (long long)s.total_kv_blocks, (long long)s.max_cluster_cost, balance,
+                std::max(1, p.kv_granularity / p.page_size) * p.page_size);
     if (dump) {
         std::printf("\nwork_indptr [%d]:", C + 1);
         for (int c = 0; c <= C; ++c) std::printf(" %d", wi[c]);

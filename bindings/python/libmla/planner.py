@@ -159,9 +159,9 @@ def plan_metadata(qo_indptr, kv_indptr, kv_last_page_lens, num_heads, *, arch, n
     head_group_major (sm_90a v1_2, folded heads): lay the head groups out group by group so a
     request's groups read its KV at the same time (mla_metadata_params.head_group_major; the
     device planner takes it when num_clusters is a multiple of the head groups).
-    work_overhead_tokens: a work's fixed cost in KV tokens in v1_2's cost model, so a request
-    splits only where the split saves more (mla_metadata_params.work_overhead_tokens; -1 = the
-    arch's, 1024 on sm_90a, 0 = aiter's rule).
+    work_overhead_tokens: a work's fixed cost in KV tokens in v1_2's cost model; larger values
+    split fewer tiles (mla_metadata_params.work_overhead_tokens; -1 = the arch's, 1024 on
+    sm_90a, 0 = aiter's rule).
     Raises TypeError / ValueError for bad arrays (before the C call), MlaInvalidArgument,
     MlaUnsupported (the head plan rejects the shape)."""
     qo, kv, last = host_indptrs(qo_indptr, kv_indptr, kv_last_page_lens)
