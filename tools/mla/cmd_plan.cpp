@@ -186,7 +186,8 @@ int cmd_plan(int argc, char** argv) {
     else
         std::printf("work overhead   %d tokens (work_overhead_tokens; 0 = aiter's rule)\n", p.work_overhead_tokens);
     std::printf("cost            total %lld units, max cluster %lld, balance %.3f (a unit: a split block of %d "
-                "tokens; every work adds the work overhead in blocks)\n",
+                "tokens, kv_granularity rounded up to whole pages; every work adds the work overhead in "
+                "blocks)\n",
                 (long long)s.total_kv_blocks, (long long)s.max_cluster_cost, balance,
                 std::max(1, p.kv_granularity / p.page_size) * p.page_size);
     if (dump) {
