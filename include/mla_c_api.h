@@ -523,15 +523,19 @@ typedef struct mla_metadata_params {
     /* v1_2's cost of one work item beyond its KV blocks, in KV tokens: each work costs its blocks
      * plus max(aiter's max(1, ceil(16 / page_size)), ceil(work_overhead_tokens / block tokens))
      * blocks, block tokens = max(1, kv_granularity / page_size) x page_size. A larger overhead
-     * raises every tile's cost and widens the zone at a tile's end where a cluster boundary moves
-     * on to the next tile, so fewer tiles split (a split costs the decode a second work's refill,
-     * the partial output and the reducer's merge); it sets no minimum fragment length, so a split
-     * tile's fragments can still be short. -1 (default) = the arch's value: sm_90a 1024 (measured
-     * on the H200 against aiter's rule, docs/performance.md session 18: b = 128, s_k = 4096,
-     * 128 heads 334 -> 308 us with no tile split; s_k = 16384, 16 heads 575 -> 566; b = 64,
-     * s_k = 1024 43.4 -> 41.7; b = 1536, s_k = 2048 not compared on one machine at 1024, +0.6% at
-     * 512), 0 on gfx942 / gfx950 / gfx1250 (aiter's v1_2 rule unchanged). 0 = aiter's rule on any
-     * arch. Host and device planners read the same value.
+     * raises every work's cost (a short request's most) and widens the zone at a tile's end where
+     * a cluster boundary moves on to the next tile, so fewer tiles split (a split costs the decode
+     * a second work's refill, the partial output and the reducer's merge) and the clusters'
+     * loads are balanced by work count more than by KV; it sets no minimum fragment length.
+     * -1 (default) = the arch's value: on sm_90a 1024 when the qo tiles have 64 rows or more
+     * (kernel heads x tile tokens at max_seqlen_qo: 64 or 128 heads, MTP with heads x tokens
+     * >= 64), else aiter's rule; aiter's rule on gfx942 / gfx950 / gfx1250. Measured on the H200
+     * (docs/performance.md, session 18), 1024 against aiter's rule: b = 128, s_k = 4096, 128
+     * heads 334 -> 308 us (256 whole tiles); s_q = 2 578 -> 564; fp8 Q and KV 445 -> 425; at 16
+     * heads it gained on fixed lengths (s_k = 16384 575 -> 566; b = 64, s_k = 1024 43.4 -> 41.7)
+     * but in a varied batch (s_k ~ normal(4096, 2048)) it left the busiest SM with 26% more KV
+     * than the mean, against 2%, so 16- and 32-row plans keep aiter's rule. 0 = aiter's rule on
+     * any arch. Host and device planners read the same value.
      * MLA_ERROR_INVALID_ARGUMENT: below -1 or above 1048576. */
     int32_t work_overhead_tokens;
 } mla_metadata_params;

@@ -153,8 +153,12 @@ Setup resolve(const mla_metadata_params& p) {
     // the caller's) work_overhead_tokens in blocks (mla_metadata_params.work_overhead_tokens).
     c.overhead = std::max(1, (16 + p.page_size - 1) / p.page_size);
     {
-        const int64_t tokens = p.work_overhead_tokens < 0 ? route::default_work_overhead_tokens(s.arch)
-                                                          : p.work_overhead_tokens;
+        int32_t nt = 0, tile_tokens = 0;  // rows of the longest request's tiles: Hk x tile tokens
+        mla_v12::qo_tiles(c, p.max_seqlen_qo, &nt, &tile_tokens);
+        const int64_t tokens =
+            p.work_overhead_tokens < 0
+                ? route::default_work_overhead_tokens(s.arch, c.kernel_heads * tile_tokens)
+                : p.work_overhead_tokens;
         const int64_t block_tokens = int64_t(c.pages_per_block) * p.page_size;
         c.overhead = int32_t(std::max<int64_t>(c.overhead, (tokens + block_tokens - 1) / block_tokens));
     }

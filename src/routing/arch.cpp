@@ -11,23 +11,26 @@ struct ArchEntry {
     const char* name;
     int num_cus;  // default CU / SM count when the caller gives none
     // mla_metadata_params.work_overhead_tokens when the caller passes -1: the fixed cost of one
-    // work item in KV tokens in the v1_2 planner's cost model (0: aiter's rule, the AMD archs).
-    // sm_90a 1024, measured on the H200 (docs/performance.md, session 18): a split costs the
-    // ring's refill, the partial output and the reducer's merge, ~9-18 us at b = 128, s_k = 16384
-    // (4-8 tiles of 64 tokens at that row's per-SM rate) where aiter's rule charges 1 block. 512
-    // and 1024 give the same plans on the measured rows except b = 64, s_k = 1024 (1024: unsplit
-    // on 64 SMs, 4% faster) and b = 1536, s_k = 2048 (as many split tiles, other fragment ends;
-    // 1024's plan not yet compared with aiter's on one machine).
+    // work item in KV tokens in the v1_2 planner's cost model (0: aiter's rule, the AMD archs),
+    // for plans whose qo tiles have at least work_overhead_min_rows rows (kernel heads x tile
+    // tokens), else 0. sm_90a: 1024 tokens for 64-row tiles (the qm kernels: 64, 128 heads; MTP),
+    // measured on the H200 (docs/performance.md, session 18): a 64-row fragment writes 128 KB of
+    // fp32 partial output and the reducer merges it; 128 heads ran 333-335 -> 308 us with its
+    // 256 tiles whole. 16- and 32-row plans keep aiter's rule: there the overhead helped the
+    // fixed-length rows (s_k 16384 -1.6%, b 64 -4%) but inflated every short request's cost in a
+    // varied batch (b 128, s_k ~ normal(4096, 2048): the busiest SM 26% above the mean KV against
+    // 2%, and the main job ran 178 -> 190 us across two machines).
     int work_overhead_tokens;
+    int work_overhead_min_rows;
 };
 // CU counts: MI300X (gfx942) 304 CUs, MI355X (gfx950) 256 CUs, H100/H200 SXM (sm_90a) 132 SMs.
 // gfx1250 has no public part count; 256 is a placeholder the caller should override with the
 // device's real count (mla_metadata_params.num_clusters).
 const ArchEntry kArchs[] = {
-    {Arch::gfx942, "gfx942", 304, 0},
-    {Arch::gfx950, "gfx950", 256, 0},
-    {Arch::gfx1250, "gfx1250", 256, 0},
-    {Arch::sm90a, "sm_90a", 132, 1024},
+    {Arch::gfx942, "gfx942", 304, 0, 0},
+    {Arch::gfx950, "gfx950", 256, 0, 0},
+    {Arch::gfx1250, "gfx1250", 256, 0, 0},
+    {Arch::sm90a, "sm_90a", 132, 1024, 64},
 };
 }  // namespace
 
@@ -53,9 +56,9 @@ int default_num_cus(Arch arch) {
     return 0;
 }
 
-int default_work_overhead_tokens(Arch arch) {
+int default_work_overhead_tokens(Arch arch, int tile_rows) {
     for (const ArchEntry& e : kArchs)
-        if (e.arch == arch) return e.work_overhead_tokens;
+        if (e.arch == arch) return tile_rows >= e.work_overhead_min_rows ? e.work_overhead_tokens : 0;
     return 0;
 }
 

@@ -20,8 +20,9 @@ bool is_nvidia(Arch arch);
 // docs/routing.md for the source), sm_90a 132 (H100/H200 SXM).
 int default_num_cus(Arch arch);
 // The v1_2 planner's fixed cost of one work item in KV tokens when the caller gives none
-// (mla_metadata_params.work_overhead_tokens = -1): 0 = aiter's rule (AMD archs), sm_90a 1024.
-int default_work_overhead_tokens(Arch arch);
+// (mla_metadata_params.work_overhead_tokens = -1), for qo tiles of tile_rows rows (kernel heads x
+// tile tokens): 0 = aiter's rule (AMD archs; sm_90a below 64 rows), sm_90a 1024 from 64 rows.
+int default_work_overhead_tokens(Arch arch, int tile_rows);
 // Number of known archs and the name of the i-th (nullptr out of range), for listings.
 int arch_count();
 const char* arch_name_at(int index);

@@ -156,18 +156,29 @@ def test_head_group_major_needs_sm90_v1_2():
 
 
 def test_work_overhead_tokens_keeps_marginal_splits_whole():
-    # 128 requests x 16384 tokens, 16 heads, page 64 on 132 SMs: aiter's rule (1 block per work)
-    # splits every request in two; sm_90a's default (1024 tokens) keeps them whole on 128 SMs
-    # (H200: 575 -> 566 us, docs/performance.md session 18). Both execute to the reference.
+    # 128 requests x 16384 tokens, page 64 on 132 SMs. 16 heads (16-row tiles): sm_90a's default is
+    # aiter's rule, which splits every request in two; 1024 tokens keep them whole on 128 SMs.
+    # 128 heads at 4096 tokens (64-row tiles): the default (1024 tokens) keeps the 256 tiles whole,
+    # aiter's rule splits 126 (H200: 334 -> 308 us, docs/performance.md session 18).
     B = 128
     qo = np.arange(B + 1, dtype=np.int32)
-    kvi = np.arange(B + 1, dtype=np.int32) * 256  # 256 pages of 64 tokens each
     last = np.full(B, 64, dtype=np.int32)
+    kvi = np.arange(B + 1, dtype=np.int32) * 256  # 256 pages of 64 tokens each
     default = libmla.plan_metadata(qo, kvi, last, 16, arch="sm_90a", page_size=64)
     aiter = libmla.plan_metadata(qo, kvi, last, 16, arch="sm_90a", page_size=64,
                                  work_overhead_tokens=0)
-    assert (default.num_works, default.summary.num_split_tiles) == (128, 0)
+    whole = libmla.plan_metadata(qo, kvi, last, 16, arch="sm_90a", page_size=64,
+                                 work_overhead_tokens=1024)
     assert (aiter.num_works, aiter.summary.num_split_tiles) == (259, 128)
+    assert default.works().tolist() == aiter.works().tolist()
+    assert (whole.num_works, whole.summary.num_split_tiles) == (128, 0)
+    kvi4 = np.arange(B + 1, dtype=np.int32) * 64  # 4096 tokens
+    h128 = libmla.plan_metadata(qo, kvi4, last, 128, arch="sm_90a", page_size=64,
+                                head_group_major=True)
+    h128_aiter = libmla.plan_metadata(qo, kvi4, last, 128, arch="sm_90a", page_size=64,
+                                      head_group_major=True, work_overhead_tokens=0)
+    assert (h128.num_works, h128.summary.num_split_tiles) == (256, 0)
+    assert (h128_aiter.num_works, h128_aiter.summary.num_split_tiles) == (382, 126)
     # gfx942 keeps aiter's rule by default
     g = libmla.plan_metadata(qo, kvi, last, 16, arch="gfx942", page_size=64)
     g0 = libmla.plan_metadata(qo, kvi, last, 16, arch="gfx942", page_size=64,
@@ -176,13 +187,14 @@ def test_work_overhead_tokens_keeps_marginal_splits_whole():
     with pytest.raises(libmla.MlaInvalidArgument, match="work_overhead_tokens"):
         libmla.plan_metadata(qo, kvi, last, 16, arch="sm_90a", page_size=64,
                              work_overhead_tokens=-2)
-    # executed on the CPU, both plans give the reference's numbers (8 requests of 2048 tokens on
-    # 9 clusters: aiter's rule splits 8 for one more cluster, the default splits none)
+    # executed on the CPU, the plans give the reference's numbers (8 requests of 2048 tokens, 16
+    # heads, on 9 clusters: aiter's rule (the default at 16 rows) splits 8 for one more cluster,
+    # 1024 tokens split none)
     rng = np.random.default_rng(3)
     kv_lens, qlens, ps = [2048] * 8, [1] * 8, 64
     q, kv, qo3, kvi3, pages, last3 = make_batch(rng, kv_lens, qlens, 16, ps, "bf16", "bf16")
     ref_out, ref_lse = libmla.decode_reference(q, kv, qo3, kvi3, pages, last3, 1, page_size=ps)
-    for ov, want_split in ((-1, 0), (0, 8)):
+    for ov, want_split in ((1024, 0), (0, 8), (-1, 8)):
         plan = libmla.plan_metadata(qo3, kvi3, last3, 16, arch="sm_90a", num_clusters=9,
                                     page_size=ps, work_overhead_tokens=ov)
         assert plan.summary.num_split_tiles == want_split

@@ -122,7 +122,8 @@ struct Spec {
     // mla_metadata_params.num_clusters: CUs / SMs the plan spreads over; 0 = the context's count
     // (the device's SMs on the GPU path, the arch's default on the CPU path)
     int num_clusters = 0;
-    // mla_metadata_params.work_overhead_tokens: -1 = the arch's (sm_90a 1024), 0 = aiter's rule
+    // mla_metadata_params.work_overhead_tokens: -1 = the arch's (sm_90a: 1024 for 64-row
+    // tiles, else aiter's rule), 0 = aiter's rule
     int work_overhead_tokens = -1;
 };
 
