@@ -527,14 +527,17 @@ typedef struct mla_metadata_params {
      * a cluster boundary moves on to the next tile, so fewer tiles split (a split costs the decode
      * a second work's refill, the partial output and the reducer's merge) and the clusters'
      * loads are balanced by work count more than by KV; it sets no minimum fragment length.
-     * -1 (default) = the arch's value: on sm_90a 1024 when the qo tiles have 64 rows or more
-     * (kernel heads x tile tokens at max_seqlen_qo: 64 or 128 heads, MTP with heads x tokens
-     * >= 64), else aiter's rule; aiter's rule on gfx942 / gfx950 / gfx1250. Measured on the H200
-     * (docs/performance.md, session 18), 1024 against aiter's rule: b = 128, s_k = 4096, 128
-     * heads 334 -> 308 us (256 whole tiles); s_q = 2 578 -> 564; fp8 Q and KV 445 -> 425; at 16
-     * heads it gained on fixed lengths (s_k = 16384 575 -> 566; b = 64, s_k = 1024 43.4 -> 41.7)
-     * but in a varied batch (s_k ~ normal(4096, 2048)) it left the busiest SM with 26% more KV
-     * than the mean, against 2%, so 16- and 32-row plans keep aiter's rule. 0 = aiter's rule on
+     * -1 (default) = the arch's value: on sm_90a 1024 when the qo tiles have 64 rows (kernel
+     * heads x tile tokens at max_seqlen_qo: 64 or 128 heads; 16 heads x 4 MTP tokens, 32 x 2,
+     * 8 x 8), else aiter's rule (fewer rows, including the 33-63-row tiles the 64-row kernels
+     * also run, e.g. 48 heads, not measured); aiter's rule on gfx942 / gfx950 / gfx1250.
+     * Measured on the H200 (docs/performance.md, session 18), 1024 against aiter's rule: b = 128,
+     * s_k = 4096, 128 heads 334 -> 308 us (256 whole tiles); s_q = 2 578 -> 564; fp8 Q and KV
+     * 445 -> 425. At 16 heads, one run each: fixed lengths gained (s_k = 16384 575 -> 566; b = 64,
+     * s_k = 1024 43.4 -> 41.7), the varied-length bf16 main job (s_k ~ normal(4096, 2048)) lost
+     * (178-182 -> 190 us, across machines; the busiest SM gets ~25% more KV than the mean,
+     * against 2%) and the fp8 one gained (157 -> 140): the default keeps aiter's rule there until
+     * a split penalty that does not weigh every work is measured. 0 = aiter's rule on
      * any arch. Host and device planners read the same value.
      * MLA_ERROR_INVALID_ARGUMENT: below -1 or above 1048576. */
     int32_t work_overhead_tokens;

@@ -13,13 +13,13 @@ struct ArchEntry {
     // mla_metadata_params.work_overhead_tokens when the caller passes -1: the fixed cost of one
     // work item in KV tokens in the v1_2 planner's cost model (0: aiter's rule, the AMD archs),
     // for plans whose qo tiles have at least work_overhead_min_rows rows (kernel heads x tile
-    // tokens), else 0. sm_90a: 1024 tokens for 64-row tiles (the qm kernels: 64, 128 heads; MTP),
-    // measured on the H200 (docs/performance.md, session 18): a 64-row fragment writes 128 KB of
-    // fp32 partial output and the reducer merges it; 128 heads ran 333-335 -> 308 us with its
-    // 256 tiles whole. 16- and 32-row plans keep aiter's rule: there the overhead helped the
-    // fixed-length rows (s_k 16384 -1.6%, b 64 -4%) but inflated every short request's cost in a
-    // varied batch (b 128, s_k ~ normal(4096, 2048): the busiest SM 26% above the mean KV against
-    // 2%, and the main job ran 178 -> 190 us across two machines).
+    // tokens at max_seqlen_qo), else 0. sm_90a: 1024 tokens for 64-row tiles (64, 128 heads; MTP
+    // where heads x tokens fill 64), measured on the H200 (docs/performance.md, session 18): a
+    // 64-row fragment writes 128 KB of fp32 partial output and the reducer merges it; 128 heads
+    // ran 333-335 -> 308 us with its 256 tiles whole. Fewer rows keep aiter's rule (including the
+    // 33-63-row tiles the 64-row kernels run, not measured): at 16 rows the overhead helped the
+    // fixed-length rows (s_k 16384 -1.6%, b 64 -4%) and the varied fp8 job, but the varied bf16
+    // main job ran 178-182 -> 190 us, a short request weighing like 1024 tokens of KV.
     int work_overhead_tokens;
     int work_overhead_min_rows;
 };

@@ -572,13 +572,17 @@ TEST_CASE("work_overhead_tokens: the arch's default, aiter's rule, any count", "
         CHECK(mla_metadata_info(&full, &z) == MLA_ERROR_INVALID_ARGUMENT);
         CHECK(std::string(mla_last_error()).find("work_overhead_tokens") != std::string::npos);
     }
-    // sm_90a's default by tile rows (kernel heads x tile tokens): 16 heads, 1 token (16 rows):
-    // aiter's rule; 16 heads with 4 MTP tokens (one 64-row tile): 1024 tokens. 128 requests of
-    // 16384 tokens, which aiter's rule splits.
+    // sm_90a's default by tile rows (kernel heads x tile tokens at max_seqlen_qo): 1024 tokens
+    // from 64 rows, aiter's rule below. 128 requests of 16384 tokens, which aiter's rule splits.
     {
         std::vector<int64_t> kv16k(128, 16384);
-        for (int L : {1, 4}) {
-            mla_metadata_params d = base("sm_90a", 128, L, 16);
+        // (heads, L, 64-row tiles?): 16 x 1 and 16 x 3 (48 rows; the 64-row kernel runs it) and
+        // 48 x 1 keep aiter's rule; 16 x 4 and 8 x 8 take 1024 tokens
+        const struct { int h, L; bool full; } cases[] = {
+            {16, 1, false}, {16, 3, false}, {48, 1, false}, {16, 4, true}, {8, 8, true}};
+        for (const auto& cs : cases) {
+            const int L = cs.L;
+            mla_metadata_params d = base("sm_90a", 128, L, cs.h);
             d.page_size = 64;
             std::vector<int32_t> ql(128, L);
             const Batch bb = make_batch(ql, kv16k, 64);
@@ -589,10 +593,10 @@ TEST_CASE("work_overhead_tokens: the arch's default, aiter's rule, any count", "
             REQUIRE(run_plan(d, bb, pd) == MLA_SUCCESS);
             REQUIRE(run_plan(d0, bb, p0) == MLA_SUCCESS);
             REQUIRE(run_plan(d1, bb, p1) == MLA_SUCCESS);
-            INFO("max_seqlen_qo " << L);
+            INFO("heads " << cs.h << " max_seqlen_qo " << L);
             CHECK(p0.work_info != p1.work_info);  // the two rules differ on this batch
-            CHECK(pd.work_info == (L == 1 ? p0.work_info : p1.work_info));
-            CHECK(pd.work_indptr == (L == 1 ? p0.work_indptr : p1.work_indptr));
+            CHECK(pd.work_info == (cs.full ? p1.work_info : p0.work_info));
+            CHECK(pd.work_indptr == (cs.full ? p1.work_indptr : p0.work_indptr));
         }
     }
     // AMD archs keep aiter's rule by default: -1 plans as 0 (gfx942, 16 heads, 304 CUs)

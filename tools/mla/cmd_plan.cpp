@@ -186,7 +186,9 @@ int cmd_plan(int argc, char** argv) {
         std::printf("work overhead   the arch's (work_overhead_tokens -1: on sm_90a 1024 tokens for tiles of 64 rows, "
                     "else aiter's rule)\n");
     else
-        std::printf("work overhead   %d tokens (work_overhead_tokens; 0 = aiter's rule)\n", p.work_overhead_tokens);
+        std::printf("work overhead   %d tokens (work_overhead_tokens; 0 = aiter's rule alone: max(1, ceil(16 / page "
+                    "size)) blocks per work)\n",
+                    p.work_overhead_tokens);
     std::printf("cost            total %lld units, max cluster %lld, balance %.3f (a unit: a split block of %d "
                 "tokens, kv_granularity rounded up to whole pages; every work adds the work overhead in "
                 "blocks)\n",
