@@ -527,17 +527,19 @@ typedef struct mla_metadata_params {
      * a cluster boundary moves on to the next tile, so fewer tiles split (a split costs the decode
      * a second work's refill, the partial output and the reducer's merge) and the clusters'
      * loads are balanced by work count more than by KV; it sets no minimum fragment length.
-     * -1 (default) = the arch's value: on sm_90a 1024 when the qo tiles have 64 rows (kernel
-     * heads x tile tokens at max_seqlen_qo: 64 or 128 heads; 16 heads x 4 MTP tokens, 32 x 2,
-     * 8 x 8), else aiter's rule (fewer rows, including the 33-63-row tiles the 64-row kernels
-     * also run, e.g. 48 heads, not measured); aiter's rule on gfx942 / gfx950 / gfx1250.
-     * Measured on the H200 (docs/performance.md, session 18), 1024 against aiter's rule: b = 128,
-     * s_k = 4096, 128 heads 334 -> 308 us (256 whole tiles); s_q = 2 578 -> 564; fp8 Q and KV
-     * 445 -> 425. At 16 heads, one run each: fixed lengths gained (s_k = 16384 575 -> 566; b = 64,
-     * s_k = 1024 43.4 -> 41.7), the varied-length bf16 main job (s_k ~ normal(4096, 2048)) lost
-     * (178-182 -> 190 us, across machines; the busiest SM gets ~25% more KV than the mean,
-     * against 2%) and the fp8 one gained (157 -> 140): the default keeps aiter's rule there until
-     * a split penalty that does not weigh every work is measured. 0 = aiter's rule on
+     * -1 (default) = the arch's value (a rule table, src/routing/arch.cpp): on sm_90a 1024 when
+     * the qo tiles (kernel heads x tile tokens at max_seqlen_qo) have 64 rows (64 or 128 heads;
+     * 16 heads x 4 MTP tokens, 32 x 2, 8 x 8) or at most 16 rows with fp8 KV (the register-A
+     * kernels, fp8 or bf16 Q), else aiter's rule (16-row bf16, 32-row and 33-63-row tiles, e.g.
+     * 48 heads, the last not measured); aiter's rule on gfx942 / gfx950 / gfx1250.
+     * Measured on the H200 (docs/performance.md, sessions 18-19), 1024 against aiter's rule, µs:
+     * b = 128, s_k = 4096, 128 heads 334 -> 308 (256 whole tiles); s_q = 2 578 -> 564; fp8 Q and
+     * KV 445 -> 425; varied lengths (s_k ~ normal(4096, 2048)) 381 -> 356. 16 rows, fp8 KV:
+     * varied 155.8 -> 140.2 (fp8 Q), 165 -> 155 (bf16 Q); b = 64, s_k = 1024 51.1 -> 43.0. Not
+     * taken: 16 rows bf16, where the varied main job lost (179.8 -> 190.3: a short request weighs
+     * like 1024 tokens of KV and the busiest SM gets ~25% more KV than the mean) while fixed
+     * lengths gained (s_k = 16384 582 -> 574, b = 64 43.0 -> 41.2); 32 rows, where varied s_q = 2
+     * lost (bf16 218 -> 239, fp8 243 -> 275). 0 = aiter's rule on
      * any arch. Host and device planners read the same value.
      * MLA_ERROR_INVALID_ARGUMENT: below -1 or above 1048576. */
     int32_t work_overhead_tokens;
@@ -598,6 +600,12 @@ typedef struct mla_plan_summary {
      * uniform MTP batches, one qo tile of one head group) of the same requests' tiles in the same
      * order; 1 in aiter's order or when the layout changes nothing. */
     int32_t num_sections;
+    /* Cost units every work adds to total_kv_blocks / max_cluster_cost: the work overhead in
+     * effect, max(aiter's max(1, ceil(16 / page_size)), ceil(work_overhead_tokens / block
+     * tokens)) blocks with the arch's default resolved (mla_metadata_params.work_overhead_tokens;
+     * the v1_2 planner's cost model, which v1_0 / v1_1 do not plan by). Added after
+     * num_sections: a caller with an older struct_size does not get it. */
+    int32_t work_overhead_blocks;
 } mla_plan_summary;
 
 /* Host planner (v1_2 / v1_0 / v1_1 by fast_mode and intra_batch_mode). Inputs are host arrays:

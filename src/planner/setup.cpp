@@ -157,7 +157,7 @@ Setup resolve(const mla_metadata_params& p) {
         mla_v12::qo_tiles(c, p.max_seqlen_qo, &nt, &tile_tokens);
         const int64_t tokens =
             p.work_overhead_tokens < 0
-                ? route::default_work_overhead_tokens(s.arch, c.kernel_heads * tile_tokens)
+                ? route::default_work_overhead_tokens(s.arch, c.kernel_heads * tile_tokens, p.kv_dtype)
                 : p.work_overhead_tokens;
         const int64_t block_tokens = int64_t(c.pages_per_block) * p.page_size;
         c.overhead = int32_t(std::max<int64_t>(c.overhead, (tokens + block_tokens - 1) / block_tokens));

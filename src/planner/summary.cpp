@@ -38,6 +38,7 @@ mla_plan_summary summarize(const Setup& s, const int32_t* kv_indptr,
     r.num_tiles = int32_t(tiles) + split;
     r.num_partials = b.reduce_indptr_len ? b.reduce_indptr[b.reduce_indptr_len - 1] : 0;
     r.num_partial_rows = rows_end;
+    r.work_overhead_blocks = c.overhead;
     return r;
 }
 

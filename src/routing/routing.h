@@ -21,8 +21,9 @@ bool is_nvidia(Arch arch);
 int default_num_cus(Arch arch);
 // The v1_2 planner's fixed cost of one work item in KV tokens when the caller gives none
 // (mla_metadata_params.work_overhead_tokens = -1), for qo tiles of tile_rows rows (kernel heads x
-// tile tokens): 0 = aiter's rule (AMD archs; sm_90a below 64 rows), sm_90a 1024 from 64 rows.
-int default_work_overhead_tokens(Arch arch, int tile_rows);
+// tile tokens) of KV dtype kv_dtype: 0 = aiter's rule (AMD archs; sm_90a's 16-row bf16 and
+// 17-63-row tiles), sm_90a 1024 from 64 rows and for 16-row fp8-KV tiles (arch.cpp's rule table).
+int default_work_overhead_tokens(Arch arch, int tile_rows, mla_dtype kv_dtype);
 // Number of known archs and the name of the i-th (nullptr out of range), for listings.
 int arch_count();
 const char* arch_name_at(int index);

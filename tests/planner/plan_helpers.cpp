@@ -180,11 +180,13 @@ int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& pl
     const int32_t gran = std::max(1, p.kv_granularity / ps);  // pages per split unit
     // A work's fixed cost in blocks: aiter's max(1, ceil(16 / page_size)), raised to
     // work_overhead_tokens (-1: the arch's: on sm_90a 1024 tokens when the tiles have 64 rows or
-    // more, kernel heads x tile tokens at max_seqlen_qo; else 0; mla_c_api.h).
+    // more, kernel heads x tile tokens at max_seqlen_qo, or at most 16 rows with fp8 KV; else 0;
+    // mla_c_api.h).
     const int32_t rows = geo.hk * tiles_of(geo, p.max_seqlen_qo).second;
+    const bool kv8 = p.kv_dtype == MLA_DTYPE_FP8_E4M3FN || p.kv_dtype == MLA_DTYPE_FP8_E4M3FNUZ;
     const int64_t ot = p.work_overhead_tokens >= 0
                            ? p.work_overhead_tokens
-                           : (std::strcmp(p.arch, "sm_90a") == 0 && rows >= 64 ? 1024 : 0);
+                           : (std::strcmp(p.arch, "sm_90a") == 0 && (rows >= 64 || (rows <= 16 && kv8)) ? 1024 : 0);
     const int32_t o = int32_t(std::max<int64_t>(std::max(1, (16 + ps - 1) / ps),
                                                 (ot + int64_t(gran) * ps - 1) / (int64_t(gran) * ps)));
     const int32_t thr = p.max_seqlen_qo;

@@ -172,6 +172,25 @@ def test_work_overhead_tokens_keeps_marginal_splits_whole():
     assert (aiter.num_works, aiter.summary.num_split_tiles) == (259, 128)
     assert default.works().tolist() == aiter.works().tolist()
     assert (whole.num_works, whole.summary.num_split_tiles) == (128, 0)
+    # the overhead in effect, in cost blocks (page 64: 1 block = 64 tokens)
+    assert (default.summary.work_overhead_blocks, aiter.summary.work_overhead_blocks,
+            whole.summary.work_overhead_blocks) == (1, 1, 16)
+    # 16-row tiles with fp8 KV (the register-A kernels; fp8 or bf16 Q) take 1024 tokens by default
+    # (H200, varied lengths 155.8 -> 140.2 us, docs/performance.md session 19); 32-row fp8 tiles
+    # (16 heads x MTP 2) keep aiter's rule
+    for dq in ("fp8", "bf16"):
+        f8 = libmla.plan_metadata(qo, kvi, last, 16, arch="sm_90a", page_size=64, dtype_q=dq,
+                                  dtype_kv="fp8")
+        assert f8.works().tolist() == whole.works().tolist()
+        assert f8.summary.work_overhead_blocks == 16
+    qo2 = np.arange(B + 1, dtype=np.int32) * 2
+    f8q2 = libmla.plan_metadata(qo2, kvi, last, 16, arch="sm_90a", page_size=64, max_seqlen_qo=2,
+                                dtype_q="fp8", dtype_kv="fp8")
+    f8q2_aiter = libmla.plan_metadata(qo2, kvi, last, 16, arch="sm_90a", page_size=64,
+                                      max_seqlen_qo=2, dtype_q="fp8", dtype_kv="fp8",
+                                      work_overhead_tokens=0)
+    assert f8q2.works().tolist() == f8q2_aiter.works().tolist()
+    assert f8q2.summary.work_overhead_blocks == 1
     kvi4 = np.arange(B + 1, dtype=np.int32) * 64  # 4096 tokens
     h128 = libmla.plan_metadata(qo, kvi4, last, 128, arch="sm_90a", page_size=64,
                                 head_group_major=True)

@@ -27,8 +27,8 @@ void plan_usage(FILE* f) {
                  "  --clusters N      CUs / SMs (default: the arch's)\n"
                  "  --cap N           max_split_per_batch (default -1 = automatic)\n"
                  "  --overhead-tokens N  work_overhead_tokens: a work's fixed cost in KV tokens\n"
-                 "                    (default -1 = the arch's: sm_90a 1024 for 64-row tiles, else\n"
-                 "                    aiter's rule; 0 = aiter's rule)\n"
+                 "                    (default -1 = the arch's: sm_90a 1024 for 64-row tiles and\n"
+                 "                    16-row fp8-KV tiles, else aiter's rule; 0 = aiter's rule)\n"
                  "  --dtype Q/KV      e.g. bf16/bf16, bf16/fp8, fp8/fp8 (default bf16/bf16)\n"
                  "  --planner P       v1_2 (default), v1_0, v1_1\n"
                  "  --no-causal       non-causal MTP\n"
@@ -183,12 +183,14 @@ int cmd_plan(int argc, char** argv) {
                 s.num_partials, s.num_partial_rows, (long long)z.partial_rows,
                 (long long)z.workspace_bytes);
     if (p.work_overhead_tokens < 0)
-        std::printf("work overhead   the arch's (work_overhead_tokens -1: on sm_90a 1024 tokens for tiles of 64 rows, "
-                    "else aiter's rule)\n");
+        std::printf("work overhead   %d blocks per work, the arch's (work_overhead_tokens -1: on sm_90a 1024 tokens "
+                    "for 64-row tiles and for 16-row fp8-KV tiles, else aiter's rule: max(1, ceil(16 / page size)) "
+                    "blocks)\n",
+                    s.work_overhead_blocks);
     else
-        std::printf("work overhead   %d tokens (work_overhead_tokens; 0 = aiter's rule alone: max(1, ceil(16 / page "
-                    "size)) blocks per work)\n",
-                    p.work_overhead_tokens);
+        std::printf("work overhead   %d blocks per work: %d tokens (work_overhead_tokens; 0 = aiter's rule alone: "
+                    "max(1, ceil(16 / page size)) blocks per work)\n",
+                    s.work_overhead_blocks, p.work_overhead_tokens);
     std::printf("cost            total %lld units, max cluster %lld, balance %.3f (a unit: a split block of %d "
                 "tokens, kv_granularity rounded up to whole pages; every work adds the work overhead in "
                 "blocks)\n",

@@ -123,7 +123,7 @@ struct Spec {
     // (the device's SMs on the GPU path, the arch's default on the CPU path)
     int num_clusters = 0;
     // mla_metadata_params.work_overhead_tokens: -1 = the arch's (sm_90a: 1024 for 64-row
-    // tiles, else aiter's rule), 0 = aiter's rule
+    // tiles and 16-row fp8-KV tiles, else aiter's rule), 0 = aiter's rule
     int work_overhead_tokens = -1;
 };
 

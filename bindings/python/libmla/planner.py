@@ -19,8 +19,8 @@ def make_params(batch_size, num_heads, *, arch, num_clusters=None, page_size=1, 
                 is_cp_round_robin=False, enable_experimental=False, flydsl_ps1=False,
                 num_heads_k=1, head_group_major=False, work_overhead_tokens=-1):
     """The mla_metadata_params of the keywords (num_clusters None = the arch's default;
-    work_overhead_tokens -1 = the arch's: sm_90a 1024 for 64-row tiles, else aiter's rule; 0 = aiter's
-    rule)."""
+    work_overhead_tokens -1 = the arch's: sm_90a 1024 for 64-row tiles and 16-row fp8-KV tiles,
+    else aiter's rule; 0 = aiter's rule)."""
     if arch is None:
         raise TypeError("arch is required (e.g. arch=\"sm_90a\")")
     return T.mla_metadata_params(
@@ -85,6 +85,7 @@ class PlanSummary:
     total_kv_blocks: int
     max_cluster_cost: int
     num_sections: int
+    work_overhead_blocks: int
 
 
 class Plan:
@@ -162,7 +163,8 @@ def plan_metadata(qo_indptr, kv_indptr, kv_last_page_lens, num_heads, *, arch, n
     device planner takes it when num_clusters is a multiple of the head groups).
     work_overhead_tokens: a work's fixed cost in KV tokens in v1_2's cost model; larger values
     split fewer tiles (mla_metadata_params.work_overhead_tokens; -1 = the arch's: on
-    sm_90a 1024 for tiles of 64 rows (64, 128 heads), else aiter's rule; 0 = aiter's rule).
+    sm_90a 1024 for tiles of 64 rows (64, 128 heads) and 16-row tiles with fp8 KV, else aiter's
+    rule; 0 = aiter's rule; the plan's summary.work_overhead_blocks gives the value in effect).
     Raises TypeError / ValueError for bad arrays (before the C call), MlaInvalidArgument,
     MlaUnsupported (the head plan rejects the shape)."""
     qo, kv, last = host_indptrs(qo_indptr, kv_indptr, kv_last_page_lens)
