@@ -189,13 +189,6 @@ int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& pl
                            : (std::strcmp(p.arch, "sm_90a") == 0 && (rows >= 64 || (rows <= 16 && kv8)) ? 1024 : 0);
     const int32_t o = int32_t(std::max<int64_t>(std::max(1, (16 + ps - 1) / ps),
                                                 (ot + int64_t(gran) * ps - 1) / (int64_t(gran) * ps)));
-    // The split tail in blocks (split_tail_tokens; -1: the arch's: on sm_90a 512 tokens when the
-    // tiles have at most 16 rows and bf16 KV, else 0): a fragment that would leave fewer blocks of
-    // its tile takes the rest instead, as an absorbed page-1 tail does.
-    const int64_t tt = p.split_tail_tokens >= 0
-                           ? p.split_tail_tokens
-                           : (std::strcmp(p.arch, "sm_90a") == 0 && rows <= 16 && !kv8 ? 512 : 0);
-    const int32_t tailb = int32_t((tt + int64_t(gran) * ps - 1) / (int64_t(gran) * ps));
     const int32_t thr = p.max_seqlen_qo;
     const bool trim = ps == 1 && p.causal && !p.is_cp_round_robin;
     auto blocks = [&](int32_t b) { return (bt.kv[b + 1] - bt.kv[b] + gran - 1) / gran; };
@@ -272,8 +265,7 @@ int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& pl
             const int32_t consume = int32_t(remain - o);
             int32_t w[8];
             work(t, tau, cur, cur + consume, partial_idx, w);
-            if ((ps == 1 && bt.kv[t.b + 1] - w[5] < thr) ||  // the tail is absorbed
-                blocks(t.b) - (cur + consume) < tailb) {
+            if (ps == 1 && bt.kv[t.b + 1] - w[5] < thr) {  // the tail is absorbed
                 tail_done = true;
                 continue;
             }

@@ -66,12 +66,6 @@ TEST_CASE("v1_2 plan equals the serial walk and keeps every invariant", "[planne
         // the work overhead: the arch's (-1, most draws), aiter's rule (0) or any token count
         const int ov = int(rng() % 4);
         p.work_overhead_tokens = ov < 2 ? -1 : ov == 2 ? 0 : int(rng() % 3000);
-        // the split tail likewise (its own stream, so the draws above stay those of earlier sweeps)
-        {
-            static std::mt19937 tail_rng(29);
-            const unsigned t = tail_rng() % 4;
-            p.split_tail_tokens = t < 2 ? -1 : t == 2 ? 0 : int(tail_rng() % 3000);
-        }
         const Batch b = random_batch(rng, B, L, max_kv, ps, varlen);
         mla_metadata_sizes z{};
         z.struct_size = sizeof(z);
@@ -81,8 +75,7 @@ TEST_CASE("v1_2 plan equals the serial walk and keeps every invariant", "[planne
         sum.struct_size = sizeof(sum);
         INFO("iter " << iter << " arch " << p.arch << " B " << B << " L " << L << " H " << H
                      << " ps " << ps << " gran " << p.kv_granularity << " cus " << cus << " cap "
-                     << cap << " causal " << p.causal << " overhead tokens " << p.work_overhead_tokens
-                     << " tail tokens " << p.split_tail_tokens);
+                     << cap << " causal " << p.causal << " overhead tokens " << p.work_overhead_tokens);
         const mla_status st = run_plan(p, b, got, &sum);
         INFO(mla_last_error());
         REQUIRE(st == MLA_SUCCESS);
