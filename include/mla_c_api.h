@@ -530,11 +530,13 @@ typedef struct mla_metadata_params {
      * -1 (default) = the arch's value (a rule table, src/routing/arch.cpp): on sm_90a 1024 when
      * the qo tiles (kernel heads x tile tokens at max_seqlen_qo) have 64 rows (64 or 128 heads;
      * 16 heads x 4 MTP tokens, 32 x 2, 8 x 8) or at most 16 rows with fp8 KV (the register-A
-     * kernels, fp8 or bf16 Q), else aiter's rule (16-row bf16, 32-row and 33-63-row tiles, e.g.
-     * 48 heads, the last not measured); aiter's rule on gfx942 / gfx950 / gfx1250.
+     * kernels, fp8 or bf16 Q), else aiter's rule (16-row bf16 tiles, 17-32-row tiles, and
+     * 33-63-row tiles, e.g. 48 heads, the last not measured); aiter's rule on gfx942 / gfx950 /
+     * gfx1250.
      * Measured on the H200 (docs/performance.md, sessions 18-19), 1024 against aiter's rule, µs:
      * b = 128, s_k = 4096, 128 heads 334 -> 308 (256 whole tiles); s_q = 2 578 -> 564; fp8 Q and
-     * KV 445 -> 425; varied lengths (s_k ~ normal(4096, 2048)) 381 -> 356. 16 rows, fp8 KV:
+     * KV 445 -> 425; 128 heads bf16 at varied lengths (s_k ~ normal(4096, 2048)) 381 -> 356.
+     * 16 rows, fp8 KV:
      * varied 155.8 -> 140.2 (fp8 Q), 165 -> 155 (bf16 Q); b = 64, s_k = 1024 51.1 -> 43.0. Not
      * taken: 16 rows bf16, where the varied main job lost (179.8 -> 190.3: a short request weighs
      * like 1024 tokens of KV and the busiest SM gets ~25% more KV than the mean) while fixed
@@ -600,11 +602,16 @@ typedef struct mla_plan_summary {
      * uniform MTP batches, one qo tile of one head group) of the same requests' tiles in the same
      * order; 1 in aiter's order or when the layout changes nothing. */
     int32_t num_sections;
+    /* Padding made explicit (the struct ended here, at 56 bytes, before work_overhead_blocks):
+     * written as 0. A new field must not sit in an old struct's tail padding, or a library of
+     * that older size would write it without the caller knowing. */
+    int32_t reserved0;
     /* Cost units every work adds to total_kv_blocks / max_cluster_cost: the work overhead in
      * effect, max(aiter's max(1, ceil(16 / page_size)), ceil(work_overhead_tokens / block
      * tokens)) blocks with the arch's default resolved (mla_metadata_params.work_overhead_tokens;
-     * the v1_2 planner's cost model, which v1_0 / v1_1 do not plan by). Added after
-     * num_sections: a caller with an older struct_size does not get it. */
+     * the v1_2 planner's cost model, which v1_0 / v1_1 do not plan by). Added in session 19 at
+     * byte 56: a caller whose struct_size is 56 (the older header) does not get it, and a
+     * library older than the field leaves it as the caller set it (e.g. -1). */
     int32_t work_overhead_blocks;
 } mla_plan_summary;
 

@@ -173,11 +173,9 @@ int32_t tile_sections_of(const mla_metadata_params& p, const Batch& b) {
     return tile_sections(geo_of(p), b);
 }
 
-int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& plan) {
+int32_t serial_overhead_blocks(const mla_metadata_params& p) {
     const Geo geo = geo_of(p);
-    const std::vector<TileRef> tiles = tiles_list(geo, bt);
-    const int32_t T = int32_t(tiles.size()), C = geo.C, ps = p.page_size;
-    const int32_t gran = std::max(1, p.kv_granularity / ps);  // pages per split unit
+    const int32_t ps = p.page_size, gran = std::max(1, p.kv_granularity / ps);
     // A work's fixed cost in blocks: aiter's max(1, ceil(16 / page_size)), raised to
     // work_overhead_tokens (-1: the arch's: on sm_90a 1024 tokens when the tiles have 64 rows or
     // more, kernel heads x tile tokens at max_seqlen_qo, or at most 16 rows with fp8 KV; else 0;
@@ -187,8 +185,16 @@ int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& pl
     const int64_t ot = p.work_overhead_tokens >= 0
                            ? p.work_overhead_tokens
                            : (std::strcmp(p.arch, "sm_90a") == 0 && (rows >= 64 || (rows <= 16 && kv8)) ? 1024 : 0);
-    const int32_t o = int32_t(std::max<int64_t>(std::max(1, (16 + ps - 1) / ps),
-                                                (ot + int64_t(gran) * ps - 1) / (int64_t(gran) * ps)));
+    return int32_t(std::max<int64_t>(std::max(1, (16 + ps - 1) / ps),
+                                     (ot + int64_t(gran) * ps - 1) / (int64_t(gran) * ps)));
+}
+
+int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& plan) {
+    const Geo geo = geo_of(p);
+    const std::vector<TileRef> tiles = tiles_list(geo, bt);
+    const int32_t T = int32_t(tiles.size()), C = geo.C, ps = p.page_size;
+    const int32_t gran = std::max(1, p.kv_granularity / ps);  // pages per split unit
+    const int32_t o = serial_overhead_blocks(p);
     const int32_t thr = p.max_seqlen_qo;
     const bool trim = ps == 1 && p.causal && !p.is_cp_round_robin;
     auto blocks = [&](int32_t b) { return (bt.kv[b + 1] - bt.kv[b] + gran - 1) / gran; };

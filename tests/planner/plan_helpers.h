@@ -44,6 +44,9 @@ mla_status run_plan(const mla_metadata_params& p, const Batch& b, Plan& plan,
 int32_t tile_sections_of(const mla_metadata_params& p, const Batch& b);
 
 int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& b, Plan& plan);
+// The serial walk's work overhead in cost blocks (its restatement of the arch's default rule),
+// for checking mla_plan_summary.work_overhead_blocks.
+int32_t serial_overhead_blocks(const mla_metadata_params& p);
 
 // Checks every plan invariant of docs/plan-layout.md; returns "" or the first violation.
 // in_order: v1_2's global order (tiles in order, fragments in KV order across clusters).

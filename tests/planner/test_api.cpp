@@ -541,7 +541,22 @@ TEST_CASE("work_overhead_tokens: the arch's default, aiter's rule, any count", "
         return s;
     };
     REQUIRE(p.work_overhead_tokens == -1);  // MLA_METADATA_PARAMS_INIT: the arch's
+    // mla_plan_summary.work_overhead_blocks sits past the struct's old end (56 bytes), not in
+    // its tail padding, so a caller built with the older header is never written there
+    static_assert(offsetof(mla_plan_summary, work_overhead_blocks) == 56, "summary layout");
+    {
+        mla_plan_summary old{};
+        old.struct_size = offsetof(mla_plan_summary, reserved0) + sizeof(int32_t);  // 56
+        old.work_overhead_blocks = -7;
+        old.reserved0 = -5;
+        Plan pl = alloc_plan(p);
+        REQUIRE(run_plan(p, b, pl, &old) == MLA_SUCCESS);
+        CHECK(old.num_works == 256);
+        CHECK(old.work_overhead_blocks == -7);
+        CHECK(old.reserved0 == 0);  // the explicit padding is written as 0
+    }
     mla_plan_summary s = plan_of(p);
+    CHECK(s.work_overhead_blocks == 16);
     CHECK(s.num_works == 256);
     CHECK(s.num_split_tiles == 0);
     CHECK(s.max_works_per_cluster == 2);

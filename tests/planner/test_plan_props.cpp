@@ -82,6 +82,7 @@ TEST_CASE("v1_2 plan equals the serial walk and keeps every invariant", "[planne
         REQUIRE(check_invariants(p, b, got, true) == "");
         serial_walk_v1_2(p, b, want);
         require_same_plan(got, want);
+        CHECK(sum.work_overhead_blocks == serial_overhead_blocks(p));  // the default resolved alike
         REQUIRE(got.md[0] == uint64_t(reinterpret_cast<uintptr_t>(got.work_indptr.data())));
         REQUIRE(got.md[1] == uint64_t(reinterpret_cast<uintptr_t>(got.work_info.data())));
         REQUIRE(sum.num_works == got.work_indptr[z.num_clusters]);
@@ -123,6 +124,7 @@ TEST_CASE("v1_2 head-group-major plans equal the serial walk over the group-majo
         REQUIRE(run_plan(p, b, got, &sum) == MLA_SUCCESS);
         REQUIRE(check_invariants(p, b, got, true) == "");
         CHECK(sum.num_sections == serial_walk_v1_2(p, b, want));  // the oracle's sections
+        CHECK(sum.work_overhead_blocks == serial_overhead_blocks(p));
         require_same_plan(got, want);
         mla_metadata_params pa = p;
         pa.head_group_major = 0;

@@ -182,15 +182,18 @@ int cmd_plan(int argc, char** argv) {
     std::printf("partials        %d fragments, %d partial rows (buffer %lld rows, %lld bytes)\n",
                 s.num_partials, s.num_partial_rows, (long long)z.partial_rows,
                 (long long)z.workspace_bytes);
+    const long long block_tokens = (long long)std::max(1, p.kv_granularity / p.page_size) * p.page_size;
+    const char* blocks_word = s.work_overhead_blocks == 1 ? "block" : "blocks";
     if (p.work_overhead_tokens < 0)
-        std::printf("work overhead   %d blocks per work, the arch's (work_overhead_tokens -1: on sm_90a 1024 tokens "
-                    "for 64-row tiles and for 16-row fp8-KV tiles, else aiter's rule: max(1, ceil(16 / page size)) "
-                    "blocks)\n",
-                    s.work_overhead_blocks);
+        std::printf("work overhead   %d %s (%lld tokens) per work, the arch's default (work_overhead_tokens -1: on "
+                    "sm_90a 1024 tokens for 64-row tiles and for 16-row fp8-KV tiles, else aiter's rule: max(1, "
+                    "ceil(16 / page size)) blocks)\n",
+                    s.work_overhead_blocks, blocks_word, s.work_overhead_blocks * block_tokens);
     else
-        std::printf("work overhead   %d blocks per work: %d tokens (work_overhead_tokens; 0 = aiter's rule alone: "
-                    "max(1, ceil(16 / page size)) blocks per work)\n",
-                    s.work_overhead_blocks, p.work_overhead_tokens);
+        std::printf("work overhead   %d %s (%lld tokens) per work, from work_overhead_tokens %d (0 = aiter's rule "
+                    "alone: max(1, ceil(16 / page size)) blocks per work)\n",
+                    s.work_overhead_blocks, blocks_word, s.work_overhead_blocks * block_tokens,
+                    p.work_overhead_tokens);
     std::printf("cost            total %lld units, max cluster %lld, balance %.3f (a unit: a split block of %d "
                 "tokens, kv_granularity rounded up to whole pages; every work adds the work overhead in "
                 "blocks)\n",

@@ -230,7 +230,7 @@ class mla_plan_summary(_Versioned):
                 ("num_partials", ctypes.c_int32), ("num_partial_rows", ctypes.c_int32),
                 ("max_works_per_cluster", ctypes.c_int32), ("total_kv_blocks", ctypes.c_int64),
                 ("max_cluster_cost", ctypes.c_int64), ("num_sections", ctypes.c_int32),
-                ("work_overhead_blocks", ctypes.c_int32)]
+                ("reserved0", ctypes.c_int32), ("work_overhead_blocks", ctypes.c_int32)]
 
 
 class mla_host_problem(_Versioned):

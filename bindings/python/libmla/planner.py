@@ -184,7 +184,7 @@ def plan_metadata(qo_indptr, kv_indptr, kv_last_page_lens, num_heads, *, arch, n
         ctypes.byref(params), qo.ctypes.data, kv.ctypes.data, last.ctypes.data,
         ctypes.byref(buffers), None, None, ctypes.byref(summary)))
     plan.summary = PlanSummary(**{k: getattr(summary, k) for k, _ in T.mla_plan_summary._fields_
-                                  if k != "struct_size"})
+                                  if k not in ("struct_size", "reserved0")})
     plan.qo_indptr, plan.kv_indptr, plan.kv_last_page_lens = qo, kv, last
     return plan
 
