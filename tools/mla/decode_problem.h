@@ -43,24 +43,28 @@ inline float e4m3_to_f32(uint8_t c) {
     const float v = e == 0 ? std::ldexp(float(m), -9) : std::ldexp(1.0f + m / 8.0f, e - 7);
     return s ? -v : v;
 }
-// Nearest e4m3fn code (ties to even), saturating at +-448. Codes 0..126 increase with value.
+// Nearest e4m3fn code (ties to even), saturating at +-448; NaN -> 0x7f, -0 -> 0. Exact, from the
+// float's bits: the mantissa rounded to 3 bits half to even at bit 20 (normal codes), or the
+// value in units of 2^-9 rounded half to even (subnormal codes, below 2^-6). Equal to the
+// nearest-code search over the 127 codes that it replaced (tests/cp/test_tool_e4m3.cpp; 185 M
+// floats compared once in session 19), and nearly branch-free on random data: `mla run --dtype
+// fp8` builds a b = 1536 x 2048 problem in 20 s instead of 77 (a 90 s timeout cut session 19's
+// fp8 b 1536 runs short).
 inline uint8_t f32_to_e4m3(float f) {
-    static const std::vector<float> table = [] {
-        std::vector<float> t(127);
-        for (int c = 0; c < 127; ++c) t[c] = e4m3_to_f32(uint8_t(c));  // 0x7f is NaN
-        return t;
-    }();
     if (std::isnan(f)) return 0x7f;
     const uint8_t sign = f < 0 ? 0x80 : 0;
-    const float a = std::min(std::fabs(f), 448.0f);
-    int hi = int(std::lower_bound(table.begin(), table.end(), a) - table.begin());
-    if (hi >= 127) hi = 126;
-    int best = hi;
-    if (hi > 0) {
-        const float dl = a - table[hi - 1], dh = table[hi] - a;
-        if (dl < dh || (dl == dh && ((hi - 1) & 1) == 0)) best = hi - 1;
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    u &= 0x7fffffffu;
+    if (u >= 0x43e00000u) return sign | 0x7e;  // |f| >= 448 (and inf): the largest code
+    if (u < 0x3c800000u) {                     // |f| < 2^-6: m x 2^-9, m = 0..8 (8 is code 8, 2^-6)
+        float a;
+        std::memcpy(&a, &u, 4);
+        return sign | uint8_t(std::nearbyint(a * 512.0f));  // the default rounding: half to even
     }
-    return uint8_t(best) | sign;
+    u += 0x7ffffu + ((u >> 20) & 1);  // round the mantissa to 3 bits, half to even
+    const uint32_t code = (((u >> 23) - 120) << 3) | ((u >> 20) & 7);  // exponent bias 127 -> 7
+    return sign | uint8_t(code > 0x7e ? 0x7e : code);
 }
 
 // Fast approximately normal numbers (Irwin-Hall of 4 uniforms, unit variance) for bulk data.
