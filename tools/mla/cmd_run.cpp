@@ -61,6 +61,9 @@ void usage(FILE* f) {
                  "  --fused-reduce   pass tile_counters (mla_decode_args): where the tables allow it\n"
                  "                   (16 / 32 query rows, bf16) the decode kernel reduces split tiles\n"
                  "                   itself, one launch per call instead of two\n"
+                 "  --fast-fill      KV values tiled from one random 64K-element block, as\n"
+                 "                   mla bench fills them (large problems set up in seconds; the\n"
+                 "                   check compares against the reference of the same data)\n"
                  "  --cpu            force the CPU path\n",
                  deepseek_v3_softmax_scale());
 }
@@ -160,6 +163,7 @@ int cmd_run(int argc, char** argv) {
         else if (a == "--long-first") s.long_first = std::max(1, std::atoi(next()));
         else if (a == "--cpu") force_cpu = true;
         else if (a == "--fused-reduce") s.fused_reduce = true;
+        else if (a == "--fast-fill") s.fast_fill = true;
         else if (a == "--clusters") s.num_clusters = std::max(0, std::atoi(next()));
         else if (a == "--overhead-tokens") s.work_overhead_tokens = std::atoi(next());
         else if (a == "--head-group-major") s.head_group_major = true;  // the default
