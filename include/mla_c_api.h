@@ -603,15 +603,17 @@ typedef struct mla_plan_summary {
      * order; 1 in aiter's order or when the layout changes nothing. */
     int32_t num_sections;
     /* Padding made explicit (the struct ended here, at 56 bytes, before work_overhead_blocks):
-     * written as 0. A new field must not sit in an old struct's tail padding, or a library of
-     * that older size would write it without the caller knowing. */
+     * reserved, callers must not read it (this library writes 0). A new field must not sit in an
+     * old struct's tail padding, or a library of that older size would write it without the
+     * caller knowing. */
     int32_t reserved0;
     /* Cost units every work adds to total_kv_blocks / max_cluster_cost: the work overhead in
      * effect, max(aiter's max(1, ceil(16 / page_size)), ceil(work_overhead_tokens / block
      * tokens)) blocks with the arch's default resolved (mla_metadata_params.work_overhead_tokens;
      * the v1_2 planner's cost model, which v1_0 / v1_1 do not plan by). Added in session 19 at
      * byte 56: a caller whose struct_size is 56 (the older header) does not get it, and a
-     * library older than the field leaves it as the caller set it (e.g. -1). */
+     * library older than the field leaves it as the caller set it: preset it to -1 to tell
+     * (its real values are >= 1). */
     int32_t work_overhead_blocks;
 } mla_plan_summary;
 

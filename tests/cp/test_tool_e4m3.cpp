@@ -47,6 +47,9 @@ TEST_CASE("f32_to_e4m3 rounds to the nearest e4m3fn code, ties to even", "[tool]
     }
     CHECK(f32_to_e4m3(-0.0f) == 0);
     CHECK(f32_to_e4m3(NAN) == 0x7f);
+    CHECK(f32_to_e4m3(-NAN) == 0x7f);
+    CHECK(f32_to_e4m3(-1e-7f) == 0x80);  // a negative that rounds to zero keeps its sign
+    CHECK(f32_to_e4m3(1e-7f) == 0);
     CHECK(f32_to_e4m3(INFINITY) == 0x7e);
     CHECK(f32_to_e4m3(-INFINITY) == 0xfe);
     CHECK(f32_to_e4m3(1000.f) == 0x7e);

@@ -29,6 +29,9 @@ for extra in ([], ["--dtype", "fp8"]):
     rc, plan, res = run(*extra)
     rc_f, plan_f, res_f = run("--fast-fill", *extra)
     name = " ".join(extra) or "bf16"
+    check(f"{name}: the plan and check lines printed", None not in (plan, res, plan_f, res_f), True)
+    if None in (plan, res, plan_f, res_f):
+        continue
     check(f"{name}: exit status", (rc, rc_f), (0, 0))
     check(f"{name}: the plan ({plan})", plan_f, plan)
     check(f"{name}: tiles split", int(plan[2]) > 0, True)

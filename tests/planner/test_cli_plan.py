@@ -56,6 +56,9 @@ check("works dumped", sum(len(v) for v in works.values()), 382)
 summary = plan("--heads", "128", "--batch", "128", "--kv-len", "4096", "--page-size", "64")
 check("default overhead: works", re.search(r"works\s+(\d+)", summary).group(1), "256")
 check("default overhead: split tiles", re.search(r"qo tiles\s+256 \((\d+) split", summary).group(1), "0")
+check("default overhead: the line in blocks and tokens",
+      re.search(r"work overhead\s+(\d+ blocks \(\d+ tokens\)) per work, the arch's default", summary).group(1),
+      "16 blocks (1024 tokens)")
 # 16 heads (16-row tiles): the default is aiter's rule, which splits all 128 requests of 16384
 # tokens; 1024 tokens keep them whole
 check("16 heads, default (aiter's rule): works",

@@ -109,7 +109,7 @@ struct Spec {
     bool block_table = false; // pass the page table as block_table [B, max pages]
     float softmax_scale = deepseek_v3_softmax_scale();
     uint64_t seed = 1;
-    bool fast_fill = false;   // KV values tiled from a 64K-element random block (benchmarks)
+    bool fast_fill = false;   // KV rows cut from a 64K-element random block at random offsets (benchmarks)
     float q_mult = 1;         // bf16 Q values (in [-1, 1]) times this: the magnitudes a kernel
                               // that rescales Q (the register-A bf16-Q kernel) must handle
     // mla_decode_args.out_dtype: MLA_DTYPE_BF16, or MLA_DTYPE_FP32 (out written as floats, as
@@ -227,14 +227,18 @@ inline Problem make_problem(const Spec& s) {
                 std::memcpy(&block[2 * i], &h, 2);
             }
         }
-        const size_t rowb = 576 * p.kv_esize();
-        size_t off = 0;
+        // each token row copies the block from its own random element offset (xorshift, seeded):
+        // up to 64961 distinct rows, so a row read from the wrong place shows in a check (a
+        // wrapping offset, before session 19, cycled through a few hundred rows)
+        const size_t es = p.kv_esize(), rowb = 576 * es, starts = (block.size() - rowb) / es + 1;
+        uint64_t x = (s.seed + 1) * 0x9E3779B97F4A7C15ull;
         for (int b = 0; b < B; ++b)
             for (int j = 0; j < p.kv_lens[b]; ++j) {
                 const size_t row = (size_t(p.kv_page_indices[p.kv_indptr[b] + j / ps]) * ps + j % ps) * rowb;
-                if (off + rowb > block.size()) off = (off * 7 + 64) % (block.size() - rowb);
-                std::memcpy(&p.kv[row], &block[off], rowb);
-                off += rowb;
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                std::memcpy(&p.kv[row], &block[size_t(x % starts) * es], rowb);
             }
         return p;
     }

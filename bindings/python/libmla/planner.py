@@ -179,6 +179,7 @@ def plan_metadata(qo_indptr, kv_indptr, kv_last_page_lens, num_heads, *, arch, n
         work_overhead_tokens=work_overhead_tokens)
     plan = Plan(params, _info(params), arch)
     summary = T.mla_plan_summary()
+    summary.work_overhead_blocks = -1  # stays -1 where a library older than the field planned
     buffers = plan.buffers()
     _lib.check(_lib.load().mla_plan_metadata(
         ctypes.byref(params), qo.ctypes.data, kv.ctypes.data, last.ctypes.data,
