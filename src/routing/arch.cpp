@@ -3,6 +3,7 @@
 
 #include "common/error.h"
 #include "routing/routing.h"
+#include "routing/rules.h"
 
 namespace mla::route {
 namespace {
@@ -72,7 +73,7 @@ int default_num_cus(Arch arch) {
 }
 
 int default_work_overhead_tokens(Arch arch, int tile_rows, mla_dtype kv_dtype) {
-    const int fp8 = kv_dtype == MLA_DTYPE_FP8_E4M3FN || kv_dtype == MLA_DTYPE_FP8_E4M3FNUZ ? 1 : 0;
+    const int fp8 = plans_as_fp8(kv_dtype) ? 1 : 0;  // the dtype class the head plan sees
     for (const OverheadRule& r : kOverheadRules)
         if (r.arch == arch && tile_rows >= r.min_rows && tile_rows <= r.max_rows &&
             (r.kv_fp8 < 0 || r.kv_fp8 == fp8))

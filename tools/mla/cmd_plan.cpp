@@ -197,8 +197,7 @@ int cmd_plan(int argc, char** argv) {
     std::printf("cost            total %lld units, max cluster %lld, balance %.3f (a unit: a split block of %d "
                 "tokens, kv_granularity rounded up to whole pages; every work adds the work overhead in "
                 "blocks)\n",
-                (long long)s.total_kv_blocks, (long long)s.max_cluster_cost, balance,
-                std::max(1, p.kv_granularity / p.page_size) * p.page_size);
+                (long long)s.total_kv_blocks, (long long)s.max_cluster_cost, balance, int(block_tokens));
     if (dump) {
         std::printf("\nwork_indptr [%d]:", C + 1);
         for (int c = 0; c <= C; ++c) std::printf(" %d", wi[c]);

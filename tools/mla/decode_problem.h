@@ -67,18 +67,21 @@ inline uint8_t f32_to_e4m3(float f) {
     return sign | uint8_t(code > 0x7e ? 0x7e : code);
 }
 
+// One step of the xorshift64 generator (13, 7, 17) behind the bulk test data.
+inline uint64_t xorshift64(uint64_t& s) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s;
+}
+
 // Fast approximately normal numbers (Irwin-Hall of 4 uniforms, unit variance) for bulk data.
 struct FastNormal {
     uint64_t s;
     explicit FastNormal(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 1) {}
     float operator()() {
         float acc = 0;
-        for (int i = 0; i < 4; ++i) {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            acc += float(s >> 40) * (1.0f / 16777216.0f);
-        }
+        for (int i = 0; i < 4; ++i) acc += float(xorshift64(s) >> 40) * (1.0f / 16777216.0f);
         return (acc - 2.0f) * 1.7320508f;
     }
 };
@@ -235,10 +238,7 @@ inline Problem make_problem(const Spec& s) {
         for (int b = 0; b < B; ++b)
             for (int j = 0; j < p.kv_lens[b]; ++j) {
                 const size_t row = (size_t(p.kv_page_indices[p.kv_indptr[b] + j / ps]) * ps + j % ps) * rowb;
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                std::memcpy(&p.kv[row], &block[size_t(x % starts) * es], rowb);
+                std::memcpy(&p.kv[row], &block[size_t(xorshift64(x) % starts) * es], rowb);
             }
         return p;
     }
