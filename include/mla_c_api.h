@@ -545,10 +545,26 @@ typedef struct mla_metadata_params {
      * any arch. Host and device planners read the same value.
      * MLA_ERROR_INVALID_ARGUMENT: below -1 or above 1048576. */
     int32_t work_overhead_tokens;
+    /* Padding made explicit (the struct ended at 96 bytes before split_tail_tokens, its last 4
+     * bytes padding that a caller of the older header does not initialise): ignored. */
+    int32_t reserved0;
+    /* v1_2's split tail, in KV tokens: a cluster boundary never leaves fewer than this many
+     * tokens (rounded up to whole blocks, block tokens as above) of its tile; the cluster that
+     * reaches such a tail takes it whole, past its budget, so no short last fragment is split
+     * off. Unlike work_overhead_tokens it changes no work's cost, so the clusters stay balanced
+     * by KV. -1 (default) = the arch's value (the same rule table): on sm_90a 512 for tiles of at
+     * most 16 rows with bf16 KV (16 heads; 8 x 2 MTP), else 0; 0 on gfx942 / gfx950 / gfx1250.
+     * Measured on the H200 (docs/performance.md, session 19 call 4, one round), 512 against
+     * aiter's rule, 16 heads bf16, µs: b = 128, s_k = 16384 573.6 -> 565.9 and b = 64, s_k = 1024
+     * 43.4 -> 41.6 (both unsplit); the varied main job 180.5 -> 180.7; 32 rows (MTP 2, varied)
+     * lost (218 -> 224.5), so 0 there. 0 = no tail rule (aiter's rule when work_overhead_tokens
+     * is 0 too). Host and device planners read the same value.
+     * MLA_ERROR_INVALID_ARGUMENT: below -1 or above 1048576. */
+    int32_t split_tail_tokens;
 } mla_metadata_params;
 #define MLA_METADATA_PARAMS_INIT                                                               \
     {sizeof(mla_metadata_params), NULL, 0, 1, 1, 16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1, 16, 1, \
-     1, 0, -1, 32, 0, 0, 0, 0, -1}
+     1, 0, -1, 32, 0, 0, 0, 0, -1, 0, -1}
 
 /* Buffer lengths (get_mla_metadata_info_v1 semantics: never too small), in elements of each
  * buffer's own row: work_info_set_rows rows of 8 int32, reduce_final_map_rows rows of 2 int32. */
@@ -615,6 +631,12 @@ typedef struct mla_plan_summary {
      * library older than the field leaves it as the caller set it: preset it to -1 to tell
      * (its real values are >= 1). */
     int32_t work_overhead_blocks;
+    /* Padding made explicit (the struct ended at 64 bytes before split_tail_blocks): written as
+     * 0. */
+    int32_t reserved1;
+    /* The split tail in effect, in blocks (mla_metadata_params.split_tail_tokens rounded up,
+     * the arch's default resolved; 0 = none). At byte 64, past the older struct's end. */
+    int32_t split_tail_blocks;
 } mla_plan_summary;
 
 /* Host planner (v1_2 / v1_0 / v1_1 by fast_mode and intra_batch_mode). Inputs are host arrays:

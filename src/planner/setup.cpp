@@ -120,6 +120,9 @@ Setup resolve(const mla_metadata_params& p) {
     MLA_CHECK_ARG(p.work_overhead_tokens >= -1 && p.work_overhead_tokens <= (1 << 20),
                   "work_overhead_tokens must be -1 (the arch's) or in 0..1048576 (got "
                       << p.work_overhead_tokens << ")");
+    MLA_CHECK_ARG(p.split_tail_tokens >= -1 && p.split_tail_tokens <= (1 << 20),
+                  "split_tail_tokens must be -1 (the arch's) or in 0..1048576 (got "
+                      << p.split_tail_tokens << ")");
     MLA_CHECK_ARG(p.num_kv_splits >= 1 && p.num_kv_splits <= 4096,
                   "num_kv_splits must be in 1..4096 (got " << p.num_kv_splits << ")");
 
@@ -152,15 +155,17 @@ Setup resolve(const mla_metadata_params& p) {
     // aiter's fixed cost of a work, max(1, ceil(16 / page_size)) blocks, raised to the arch's (or
     // the caller's) work_overhead_tokens in blocks (mla_metadata_params.work_overhead_tokens).
     c.overhead = std::max(1, (16 + p.page_size - 1) / p.page_size);
+    // The split tail (mla_metadata_params.split_tail_tokens) in blocks, rounded up; 0 = none.
     {
         int32_t nt = 0, tile_tokens = 0;  // rows of the longest request's tiles: Hk x tile tokens
         mla_v12::qo_tiles(c, p.max_seqlen_qo, &nt, &tile_tokens);
-        const int64_t tokens =
-            p.work_overhead_tokens < 0
-                ? route::default_work_overhead_tokens(s.arch, c.kernel_heads * tile_tokens, p.kv_dtype)
-                : p.work_overhead_tokens;
+        const route::SplitDefaults d =
+            route::default_split(s.arch, c.kernel_heads * tile_tokens, p.kv_dtype);
+        const int64_t tokens = p.work_overhead_tokens < 0 ? d.overhead_tokens : p.work_overhead_tokens;
+        const int64_t tail = p.split_tail_tokens < 0 ? d.tail_tokens : p.split_tail_tokens;
         const int64_t block_tokens = int64_t(c.pages_per_block) * p.page_size;
         c.overhead = int32_t(std::max<int64_t>(c.overhead, (tokens + block_tokens - 1) / block_tokens));
+        c.tail_blocks = int32_t((tail + block_tokens - 1) / block_tokens);
     }
     c.causal_trim = p.page_size == 1 && p.causal && !p.is_cp_round_robin;
     c.num_clusters = std::max(1, cus * mult);

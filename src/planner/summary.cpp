@@ -39,6 +39,7 @@ mla_plan_summary summarize(const Setup& s, const int32_t* kv_indptr,
     r.num_partials = b.reduce_indptr_len ? b.reduce_indptr[b.reduce_indptr_len - 1] : 0;
     r.num_partial_rows = rows_end;
     r.work_overhead_blocks = c.overhead;
+    r.split_tail_blocks = c.tail_blocks;
     return r;
 }
 

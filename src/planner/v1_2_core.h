@@ -96,19 +96,12 @@ MLA_HD Req make_req(const mla_v12_config& c, int32_t qo0, int32_t qo1, int32_t k
     }
     // A tile with no block fits whole wherever its start falls: no boundary inside it at all.
     q.good = q.blocks ? max32(1, min32(good, q.blocks)) : 0;
-#if defined(MLA_PLAN_TAIL_TOKENS) && MLA_PLAN_TAIL_TOKENS > 0
-    // Experimental, off (session 18's lead, docs/planner.md): a cluster boundary never leaves a
-    // tail shorter than MLA_PLAN_TAIL_TOKENS tokens of its tile; it moves on to the next tile
-    // start instead, so a short tail is never split off, without weighing every work as
-    // work_overhead_tokens does. Every step still advances at least W, so the size bounds hold.
-    // Host and device planners must be built alike; the serial walk of tests/planner does not
-    // know the rule (its property test fails in such a build).
-    if (q.blocks) {
-        const int32_t bt = c.pages_per_block * c.page_size;
-        const int32_t tail = (MLA_PLAN_TAIL_TOKENS + bt - 1) / bt;
-        q.good = max32(1, min32(q.good, q.blocks - tail + 1));
-    }
-#endif
+    // The split tail (mla_metadata_params.split_tail_tokens, docs/planner.md): a cluster boundary
+    // never leaves fewer than tail_blocks blocks of its tile; it moves on to the next tile start
+    // instead (the cluster that reached the tail takes it), so a short tail is never split off,
+    // without weighing every work as the work overhead does. Every step still advances at least
+    // W, so the size bounds hold.
+    if (q.blocks && c.tail_blocks > 0) q.good = max32(1, min32(q.good, q.blocks - c.tail_blocks + 1));
     return q;
 }
 

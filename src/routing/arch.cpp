@@ -22,31 +22,37 @@ const ArchEntry kArchs[] = {
     {Arch::sm90a, "sm_90a", 132},
 };
 
-// mla_metadata_params.work_overhead_tokens when the caller passes -1: the fixed cost of one work
-// item in KV tokens in the v1_2 planner's cost model, for plans whose qo tiles have rows in
-// [min_rows, max_rows] (kernel heads x tile tokens at max_seqlen_qo) and whose KV dtype matches
-// (kv_fp8: -1 any, 0 bf16, 1 fp8). The first matching rule wins; none = 0, aiter's rule (every
-// AMD arch). Each rule names the decode kernels it was measured on, on the H200
-// (docs/performance.md):
-//  - 64-row tiles (64, 128 heads; MTP where heads x tokens fill 64), the qm kernels: a 64-row
-//    fragment writes 128 KB of fp32 partial output and the reducer merges it; 128 heads ran
-//    333-335 -> 308 us with its 256 tiles whole (session 18 call 3), varied lengths 381 -> 356
-//    (session 19 call 1).
-//  - 16-row tiles with fp8 KV, the register-A kernels (fp8 or bf16 Q): varied lengths 155.8 ->
-//    140.2 (fp8 Q) and 165 -> 155 (bf16 Q), b = 64 x 1024 51.1 -> 43.0, s_k = 16384 383 -> 367
-//    (session 19 calls 1-2).
-// Not here, measured against: 16-row bf16 tiles (the varied main job 179.8 -> 190.3, the busiest
-// SM getting ~25% more KV than the mean) and 32-row tiles (varied s_q 2: bf16 218 -> 239, fp8
-// 243 -> 275); 33-63-row tiles (e.g. 48 heads) were never measured with it.
-struct OverheadRule {
+// The v1_2 planner's split defaults: mla_metadata_params.work_overhead_tokens and
+// split_tail_tokens when the caller passes -1, for plans whose qo tiles have rows in [min_rows,
+// max_rows] (kernel heads x tile tokens at max_seqlen_qo) and whose KV dtype matches (kv_fp8: -1
+// any, 0 bf16, 1 fp8). The first matching rule wins; none = 0 and 0, aiter's rule (every AMD
+// arch). overhead_tokens: a work's fixed cost in KV tokens in the cost model; tail_tokens: a
+// cluster boundary never leaves fewer KV tokens of its tile. Each rule names the decode kernels
+// it was measured on, on the H200 (docs/performance.md; µs, aiter's rule -> the rule):
+//  - 64-row tiles (64, 128 heads; MTP where heads x tokens fill 64), the qm kernels, overhead
+//    1024: a 64-row fragment writes 128 KB of fp32 partial output and the reducer merges it;
+//    128 heads 333-335 -> 308 with its 256 tiles whole (session 18 call 3), varied lengths
+//    381 -> 356 (session 19 call 1).
+//  - up to 16 rows with fp8 KV, the register-A kernels (fp8 or bf16 Q), overhead 1024: varied
+//    lengths 155.8 -> 140.2 (fp8 Q) and 165 -> 155 (bf16 Q), b = 64 x 1024 51.1 -> 43.0,
+//    s_k = 16384 383 -> 367 (session 19 calls 1-2).
+//  - up to 16 rows with bf16 KV, the 16-row TMA kernel, tail 512: s_k = 16384 573.6 -> 565.9 and
+//    b = 64 x 1024 43.4 -> 41.6 (both unsplit), the varied main job 180.5 -> 180.7 (session 19
+//    call 4, one round). The overhead instead (1024) lost there: varied 179.8 -> 190.3, a short
+//    request weighing like 1024 tokens of KV (session 19 call 1).
+// Not here, measured against: 32-row tiles, overhead 1024 (varied s_q 2: bf16 218 -> 239, fp8
+// 243 -> 275) and tail 512 (bf16 218 -> 224.5); tail 256 gained 1.3% there, one run. 33-63-row
+// tiles (e.g. 48 heads) were never measured with either.
+struct SplitRule {
     Arch arch;
     int min_rows, max_rows;
     int kv_fp8;
-    int tokens;
+    int overhead_tokens, tail_tokens;
 };
-const OverheadRule kOverheadRules[] = {
-    {Arch::sm90a, 64, 1 << 30, -1, 1024},
-    {Arch::sm90a, 1, 16, 1, 1024},
+const SplitRule kSplitRules[] = {
+    {Arch::sm90a, 64, 1 << 30, -1, 1024, 0},
+    {Arch::sm90a, 1, 16, 1, 1024, 0},
+    {Arch::sm90a, 1, 16, 0, 0, 512},
 };
 }  // namespace
 
@@ -72,13 +78,13 @@ int default_num_cus(Arch arch) {
     return 0;
 }
 
-int default_work_overhead_tokens(Arch arch, int tile_rows, mla_dtype kv_dtype) {
+SplitDefaults default_split(Arch arch, int tile_rows, mla_dtype kv_dtype) {
     const int fp8 = plans_as_fp8(kv_dtype) ? 1 : 0;  // the dtype class the head plan sees
-    for (const OverheadRule& r : kOverheadRules)
+    for (const SplitRule& r : kSplitRules)
         if (r.arch == arch && tile_rows >= r.min_rows && tile_rows <= r.max_rows &&
             (r.kv_fp8 < 0 || r.kv_fp8 == fp8))
-            return r.tokens;
-    return 0;
+            return SplitDefaults{r.overhead_tokens, r.tail_tokens};
+    return SplitDefaults{0, 0};
 }
 
 int arch_count() { return static_cast<int>(sizeof(kArchs) / sizeof(kArchs[0])); }

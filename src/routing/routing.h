@@ -19,11 +19,16 @@ bool is_nvidia(Arch arch);
 // CU / SM count assumed when none is given: gfx942 304, gfx950 256, gfx1250 256 (see
 // docs/routing.md for the source), sm_90a 132 (H100/H200 SXM).
 int default_num_cus(Arch arch);
-// The v1_2 planner's fixed cost of one work item in KV tokens when the caller gives none
-// (mla_metadata_params.work_overhead_tokens = -1), for qo tiles of tile_rows rows (kernel heads x
-// tile tokens) of KV dtype kv_dtype: 0 = aiter's rule (AMD archs; sm_90a's 16-row bf16 and
-// 17-63-row tiles), sm_90a 1024 from 64 rows and for 16-row fp8-KV tiles (arch.cpp's rule table).
-int default_work_overhead_tokens(Arch arch, int tile_rows, mla_dtype kv_dtype);
+// The v1_2 planner's split defaults, in KV tokens, when the caller passes -1
+// (mla_metadata_params.work_overhead_tokens / split_tail_tokens), for qo tiles of tile_rows rows
+// (kernel heads x tile tokens) of KV dtype kv_dtype (arch.cpp's rule table): 0 and 0 = aiter's
+// rule (AMD archs; sm_90a's 17-63-row tiles); sm_90a: overhead 1024 from 64 rows and for up to
+// 16 rows with fp8 KV, tail 512 for up to 16 rows with bf16 KV.
+struct SplitDefaults {
+    int overhead_tokens;
+    int tail_tokens;
+};
+SplitDefaults default_split(Arch arch, int tile_rows, mla_dtype kv_dtype);
 // Number of known archs and the name of the i-th (nullptr out of range), for listings.
 int arch_count();
 const char* arch_name_at(int index);

@@ -415,9 +415,9 @@ int main(int argc, char** argv) {
             s.causal = true;
             s.lse = true;
             s.seed = 3200 + ri;
-            // 128 x 4500: planned with aiter's work overhead (0, also sm_90a's default at 16
-            // rows), under which every tile splits; 1024 tokens would keep these tiles whole
-            if (ri == 5) s.work_overhead_tokens = 0;
+            // 128 x 4500: planned with aiter's rule (work overhead 0, no split tail), under which
+            // every tile splits; 1024 tokens of overhead would keep these tiles whole
+            if (ri == 5) s.work_overhead_tokens = 0, s.split_tail_tokens = 0;
             // with tile counters the 16- and 32-row bf16 kernels reduce these tiles themselves
             // (their *_fused builds); without, the reducer kernel
             for (const bool fused : {true, false}) {

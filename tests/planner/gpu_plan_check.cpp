@@ -112,10 +112,10 @@ bool one_case(mla_context* ctx, const mla_metadata_params& prm, const Batch& b, 
             while (back[i][at] == host[i][at]) ++at;
             std::fprintf(stderr,
                          "case %d (B %d L %d H %d ps %d gran %d cap %d causal %d group-major %d "
-                         "overhead %d): %s differs at byte %zu (int32 %zu)\n",
+                         "overhead %d tail %d): %s differs at byte %zu (int32 %zu)\n",
                          iter, prm.batch_size, prm.max_seqlen_qo, prm.num_heads, prm.page_size,
                          prm.kv_granularity, prm.max_split_per_batch, prm.causal, prm.head_group_major,
-                         prm.work_overhead_tokens,
+                         prm.work_overhead_tokens, prm.split_tail_tokens,
                          kPlanBufferNames[i], at, at / 4);
             same = false;
         }
@@ -144,6 +144,7 @@ int main() {
     int failures = 0, cases = 0, group_major = 0;
     std::mt19937 hg_rng(77);
     std::mt19937 ov_rng(91);  // work_overhead_tokens, its own stream (the cases stay those of earlier sweeps)
+    std::mt19937 tail_rng(92);  // split_tail_tokens, likewise
     for (int iter = 0; iter < sweep; ++iter) {
         mla_metadata_params p = MLA_METADATA_PARAMS_INIT;
         p.arch = arch;
@@ -159,6 +160,8 @@ int main() {
         {  // the arch's work overhead (half the cases), aiter's rule, or any token count
             const unsigned o = ov_rng() % 4;
             p.work_overhead_tokens = o < 2 ? -1 : o == 2 ? 0 : int(ov_rng() % 3000);
+            const unsigned t = tail_rng() % 4;  // the split tail likewise
+            p.split_tail_tokens = t < 2 ? -1 : t == 2 ? 0 : int(tail_rng() % 3000);
         }
         const Batch b = random_batch(rng, p.batch_size, p.max_seqlen_qo, p.page_size, rng() % 2);
         // Every other case also as a 128-head, qlen-1 head-group-major plan (twin head-group

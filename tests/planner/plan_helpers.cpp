@@ -189,12 +189,26 @@ int32_t serial_overhead_blocks(const mla_metadata_params& p) {
                                      (ot + int64_t(gran) * ps - 1) / (int64_t(gran) * ps)));
 }
 
+int32_t serial_tail_blocks(const mla_metadata_params& p) {
+    const Geo geo = geo_of(p);
+    const int32_t ps = p.page_size, gran = std::max(1, p.kv_granularity / ps);
+    // The split tail in blocks (split_tail_tokens; -1: the arch's: on sm_90a 512 tokens when the
+    // tiles have at most 16 rows and bf16 KV, else 0): a fragment that would leave fewer blocks of
+    // its tile takes the rest instead, as an absorbed page-1 tail does.
+    const int32_t rows = geo.hk * tiles_of(geo, p.max_seqlen_qo).second;
+    const bool kv8 = p.kv_dtype == MLA_DTYPE_FP8_E4M3FN || p.kv_dtype == MLA_DTYPE_FP8_E4M3FNUZ;
+    const int64_t tt = p.split_tail_tokens >= 0
+                           ? p.split_tail_tokens
+                           : (std::strcmp(p.arch, "sm_90a") == 0 && rows <= 16 && !kv8 ? 512 : 0);
+    return int32_t((tt + int64_t(gran) * ps - 1) / (int64_t(gran) * ps));
+}
+
 int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& plan) {
     const Geo geo = geo_of(p);
     const std::vector<TileRef> tiles = tiles_list(geo, bt);
     const int32_t T = int32_t(tiles.size()), C = geo.C, ps = p.page_size;
     const int32_t gran = std::max(1, p.kv_granularity / ps);  // pages per split unit
-    const int32_t o = serial_overhead_blocks(p);
+    const int32_t o = serial_overhead_blocks(p), tailb = serial_tail_blocks(p);
     const int32_t thr = p.max_seqlen_qo;
     const bool trim = ps == 1 && p.causal && !p.is_cp_round_robin;
     auto blocks = [&](int32_t b) { return (bt.kv[b + 1] - bt.kv[b] + gran - 1) / gran; };
@@ -271,7 +285,8 @@ int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& pl
             const int32_t consume = int32_t(remain - o);
             int32_t w[8];
             work(t, tau, cur, cur + consume, partial_idx, w);
-            if (ps == 1 && bt.kv[t.b + 1] - w[5] < thr) {  // the tail is absorbed
+            if ((ps == 1 && bt.kv[t.b + 1] - w[5] < thr) ||  // the tail is absorbed
+                blocks(t.b) - (cur + consume) < tailb) {
                 tail_done = true;
                 continue;
             }

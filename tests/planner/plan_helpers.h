@@ -47,6 +47,8 @@ int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& b, Plan& pla
 // The serial walk's work overhead in cost blocks (its restatement of the arch's default rule),
 // for checking mla_plan_summary.work_overhead_blocks.
 int32_t serial_overhead_blocks(const mla_metadata_params& p);
+// ... and its split tail in blocks (split_tail_tokens, the arch's default restated).
+int32_t serial_tail_blocks(const mla_metadata_params& p);
 
 // Checks every plan invariant of docs/plan-layout.md; returns "" or the first violation.
 // in_order: v1_2's global order (tiles in order, fragments in KV order across clusters).

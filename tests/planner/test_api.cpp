@@ -209,6 +209,9 @@ TEST_CASE("bad arguments: a status, a message and no write (§5)", "[planner][ar
         {"work overhead -2", [](mla_metadata_params& q) { q.work_overhead_tokens = -2; }, MLA_ERROR_INVALID_ARGUMENT},
         {"work overhead 2^20 + 1", [](mla_metadata_params& q) { q.work_overhead_tokens = (1 << 20) + 1; },
          MLA_ERROR_INVALID_ARGUMENT},
+        {"split tail -2", [](mla_metadata_params& q) { q.split_tail_tokens = -2; }, MLA_ERROR_INVALID_ARGUMENT},
+        {"split tail 2^20 + 1", [](mla_metadata_params& q) { q.split_tail_tokens = (1 << 20) + 1; },
+         MLA_ERROR_INVALID_ARGUMENT},
     };
     for (const Bad& bad : bads) {
         mla_metadata_params q = p;
@@ -587,19 +590,58 @@ TEST_CASE("work_overhead_tokens: the arch's default, aiter's rule, any count", "
         CHECK(mla_metadata_info(&full, &z) == MLA_ERROR_INVALID_ARGUMENT);
         CHECK(std::string(mla_last_error()).find("work_overhead_tokens") != std::string::npos);
     }
-    // sm_90a's default by tile rows (kernel heads x tile tokens at max_seqlen_qo) and KV dtype:
-    // 1024 tokens from 64 rows and for up to 16 rows with fp8 KV, aiter's rule otherwise. 128
-    // requests of 16384 tokens, which aiter's rule splits.
+    // A caller built with session 19's header (96 bytes, ending in 4 bytes of padding) leaves
+    // reserved0 uninitialised; split_tail_tokens lies past its struct, so it gets the arch's tail
+    static_assert(offsetof(mla_metadata_params, split_tail_tokens) == 96, "params layout");
+    static_assert(offsetof(mla_plan_summary, split_tail_blocks) == 64, "summary layout");
+    {  // a summary of the 64-byte header (before split_tail_blocks) is not written past its end
+        mla_plan_summary old{};
+        old.struct_size = offsetof(mla_plan_summary, reserved1) + sizeof(int32_t);  // 64
+        old.split_tail_blocks = -7;
+        old.reserved1 = -5;
+        Plan pl = alloc_plan(p);
+        REQUIRE(run_plan(p, b, pl, &old) == MLA_SUCCESS);
+        CHECK(old.num_works == 256);
+        CHECK(old.work_overhead_blocks == 16);
+        CHECK(old.split_tail_blocks == -7);
+        CHECK(old.reserved1 == 0);
+    }
+    {
+        mla_metadata_params d = base("sm_90a", 128, 1, 16);
+        d.page_size = 64;
+        std::vector<int32_t> ql(128, 1);
+        std::vector<int64_t> kv16k(128, 16384);
+        const Batch bb = make_batch(ql, kv16k, 64);
+        mla_metadata_params old = d;
+        old.struct_size = offsetof(mla_metadata_params, reserved0) + sizeof(int32_t);  // 96
+        old.reserved0 = 0x7fff1234;             // garbage in the old struct's padding: ignored
+        old.split_tail_tokens = -12345;         // past the caller's struct: never read
+        mla_plan_summary so{}, sd{};
+        so.struct_size = sd.struct_size = sizeof(so);
+        Plan po = alloc_plan(d), pd = alloc_plan(d);
+        REQUIRE(run_plan(old, bb, po, &so) == MLA_SUCCESS);
+        REQUIRE(run_plan(d, bb, pd, &sd) == MLA_SUCCESS);
+        CHECK(so.split_tail_blocks == 8);  // 512 tokens at page 64
+        CHECK(po.work_info == pd.work_info);
+        CHECK(so.num_works == 128);
+    }
+    // sm_90a's defaults by tile rows (kernel heads x tile tokens at max_seqlen_qo) and KV dtype
+    // (the rule table, routing/arch.cpp): a work overhead of 1024 tokens from 64 rows and for up
+    // to 16 rows with fp8 KV; a split tail of 512 tokens for up to 16 rows with bf16 KV; aiter's
+    // rule otherwise. 128 requests of 16384 tokens, which aiter's rule splits.
     {
         std::vector<int64_t> kv16k(128, 16384);
-        // (heads, L, KV fp8, 1024 tokens?): bf16 16 x 1, 16 x 3 (48 rows; the 64-row kernel runs
-        // it) and 48 x 1 keep aiter's rule, as do 32-row fp8 tiles (16 x 2) and fp8 48 x 1; 16 x 4
-        // and 8 x 8 take 1024 tokens, and so do 16-row fp8-KV tiles (16 x 1, 8 x 2; fp8 or bf16 Q)
-        const struct { int h, L; bool q8, kv8, full; } cases[] = {
-            {16, 1, false, false, false}, {16, 3, false, false, false}, {48, 1, false, false, false},
-            {16, 4, false, false, true},  {8, 8, false, false, true},   {16, 1, true, true, true},
-            {16, 1, false, true, true},   {8, 2, true, true, true},    {16, 2, true, true, false},
-            {16, 2, false, true, false},  {48, 1, true, true, false},  {64, 1, true, true, true}};
+        enum { kAiter, kOverhead, kTail };
+        // (heads, L, Q fp8, KV fp8, default): bf16 16 x 1 and 8 x 2 take the tail; 16 x 3 (48
+        // rows; the 64-row kernel runs it), 48 x 1, 16 x 2 (32 rows, bf16 or fp8) and fp8 48 x 1
+        // keep aiter's rule; 16 x 4, 8 x 8 and fp8 64 x 1 take the overhead, and so do 16-row
+        // fp8-KV tiles (16 x 1, 8 x 2; fp8 or bf16 Q)
+        const struct { int h, L; bool q8, kv8; int want; } cases[] = {
+            {16, 1, false, false, kTail},    {8, 2, false, false, kTail},     {16, 3, false, false, kAiter},
+            {48, 1, false, false, kAiter},   {16, 2, false, false, kAiter},   {16, 4, false, false, kOverhead},
+            {8, 8, false, false, kOverhead}, {16, 1, true, true, kOverhead},  {16, 1, false, true, kOverhead},
+            {8, 2, true, true, kOverhead},   {16, 2, true, true, kAiter},     {16, 2, false, true, kAiter},
+            {48, 1, true, true, kAiter},     {64, 1, true, true, kOverhead}};
         for (const auto& cs : cases) {
             const int L = cs.L;
             mla_metadata_params d = base("sm_90a", 128, L, cs.h);
@@ -608,22 +650,30 @@ TEST_CASE("work_overhead_tokens: the arch's default, aiter's rule, any count", "
             d.kv_dtype = cs.kv8 ? MLA_DTYPE_FP8_E4M3FN : MLA_DTYPE_BF16;
             std::vector<int32_t> ql(128, L);
             const Batch bb = make_batch(ql, kv16k, 64);
-            mla_metadata_params d0 = d, d1 = d;
-            d0.work_overhead_tokens = 0;
+            mla_metadata_params d0 = d, d1 = d, d2 = d;
+            d0.work_overhead_tokens = 0;  // aiter's rule: no overhead, no tail
+            d0.split_tail_tokens = 0;
             d1.work_overhead_tokens = 1024;
-            Plan pd = alloc_plan(d), p0 = alloc_plan(d0), p1 = alloc_plan(d1);
+            d1.split_tail_tokens = 0;
+            d2.work_overhead_tokens = 0;
+            d2.split_tail_tokens = 512;
+            Plan pd = alloc_plan(d), p0 = alloc_plan(d0), p1 = alloc_plan(d1), p2 = alloc_plan(d2);
             REQUIRE(run_plan(d, bb, pd) == MLA_SUCCESS);
             REQUIRE(run_plan(d0, bb, p0) == MLA_SUCCESS);
             REQUIRE(run_plan(d1, bb, p1) == MLA_SUCCESS);
+            REQUIRE(run_plan(d2, bb, p2) == MLA_SUCCESS);
             INFO("heads " << cs.h << " max_seqlen_qo " << L << " q fp8 " << cs.q8 << " kv fp8 " << cs.kv8);
-            CHECK(p0.work_info != p1.work_info);  // the two rules differ on this batch
-            CHECK(pd.work_info == (cs.full ? p1.work_info : p0.work_info));
-            CHECK(pd.work_indptr == (cs.full ? p1.work_indptr : p0.work_indptr));
-            // the summary reports the overhead in effect, in cost blocks (1 token block = page 64)
+            CHECK(p0.work_info != p1.work_info);  // the rules differ on this batch
+            CHECK(p0.work_info != p2.work_info);
+            const Plan& want = cs.want == kOverhead ? p1 : cs.want == kTail ? p2 : p0;
+            CHECK(pd.work_info == want.work_info);
+            CHECK(pd.work_indptr == want.work_indptr);
+            // the summary reports the overhead and the tail in effect, in blocks (page 64)
             mla_plan_summary sd{};
             sd.struct_size = sizeof(sd);
             REQUIRE(run_plan(d, bb, pd, &sd) == MLA_SUCCESS);
-            CHECK(sd.work_overhead_blocks == (cs.full ? 16 : 1));
+            CHECK(sd.work_overhead_blocks == (cs.want == kOverhead ? 16 : 1));
+            CHECK(sd.split_tail_blocks == (cs.want == kTail ? 8 : 0));
         }
     }
     // AMD archs keep aiter's rule by default: -1 plans as 0 (gfx942, 16 heads, 304 CUs)

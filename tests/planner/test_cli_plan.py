@@ -59,11 +59,15 @@ check("default overhead: split tiles", re.search(r"qo tiles\s+256 \((\d+) split"
 check("default overhead: the line in blocks and tokens",
       re.search(r"work overhead\s+(\d+ blocks \(\d+ tokens\)) per work, the arch's default", summary).group(1),
       "16 blocks (1024 tokens)")
-# 16 heads (16-row tiles): the default is aiter's rule, which splits all 128 requests of 16384
-# tokens; 1024 tokens keep them whole
-check("16 heads, default (aiter's rule): works",
-      re.search(r"works\s+(\d+)", plan("--batch", "128", "--kv-len", "16384", "--page-size", "64")).group(1),
-      "259")
+# 16 heads (16-row bf16 tiles): the default is a 512-token split tail (8 blocks at page 64), which
+# keeps all 128 requests of 16384 tokens whole, as 1024 tokens of overhead do; aiter's rule (both
+# 0) splits every one
+p16 = plan("--batch", "128", "--kv-len", "16384", "--page-size", "64")
+check("16 heads, default (split tail): works", re.search(r"works\s+(\d+)", p16).group(1), "128")
+check("16 heads, default: the tail line", re.search(r"split tail\s+(\d+) blocks", p16).group(1), "8")
+check("16 heads, aiter's rule: works",
+      re.search(r"works\s+(\d+)", plan("--batch", "128", "--kv-len", "16384", "--page-size", "64",
+                                       "--overhead-tokens", "0", "--tail-tokens", "0")).group(1), "259")
 check("16 heads, --overhead-tokens 1024: works",
       re.search(r"works\s+(\d+)", plan("--batch", "128", "--kv-len", "16384", "--page-size", "64",
                                        "--overhead-tokens", "1024")).group(1), "128")

@@ -66,6 +66,12 @@ TEST_CASE("v1_2 plan equals the serial walk and keeps every invariant", "[planne
         // the work overhead: the arch's (-1, most draws), aiter's rule (0) or any token count
         const int ov = int(rng() % 4);
         p.work_overhead_tokens = ov < 2 ? -1 : ov == 2 ? 0 : int(rng() % 3000);
+        // the split tail likewise (its own stream, so the draws above stay those of earlier sweeps)
+        {
+            static std::mt19937 tail_rng(29);
+            const unsigned t = tail_rng() % 4;
+            p.split_tail_tokens = t < 2 ? -1 : t == 2 ? 0 : int(tail_rng() % 3000);
+        }
         const Batch b = random_batch(rng, B, L, max_kv, ps, varlen);
         mla_metadata_sizes z{};
         z.struct_size = sizeof(z);
@@ -75,14 +81,16 @@ TEST_CASE("v1_2 plan equals the serial walk and keeps every invariant", "[planne
         sum.struct_size = sizeof(sum);
         INFO("iter " << iter << " arch " << p.arch << " B " << B << " L " << L << " H " << H
                      << " ps " << ps << " gran " << p.kv_granularity << " cus " << cus << " cap "
-                     << cap << " causal " << p.causal << " overhead tokens " << p.work_overhead_tokens);
+                     << cap << " causal " << p.causal << " overhead tokens " << p.work_overhead_tokens
+                     << " tail tokens " << p.split_tail_tokens);
         const mla_status st = run_plan(p, b, got, &sum);
         INFO(mla_last_error());
         REQUIRE(st == MLA_SUCCESS);
         REQUIRE(check_invariants(p, b, got, true) == "");
         serial_walk_v1_2(p, b, want);
         require_same_plan(got, want);
-        CHECK(sum.work_overhead_blocks == serial_overhead_blocks(p));  // the default resolved alike
+        CHECK(sum.work_overhead_blocks == serial_overhead_blocks(p));  // the defaults resolved alike
+        CHECK(sum.split_tail_blocks == serial_tail_blocks(p));
         REQUIRE(got.md[0] == uint64_t(reinterpret_cast<uintptr_t>(got.work_indptr.data())));
         REQUIRE(got.md[1] == uint64_t(reinterpret_cast<uintptr_t>(got.work_info.data())));
         REQUIRE(sum.num_works == got.work_indptr[z.num_clusters]);
@@ -125,6 +133,7 @@ TEST_CASE("v1_2 head-group-major plans equal the serial walk over the group-majo
         REQUIRE(check_invariants(p, b, got, true) == "");
         CHECK(sum.num_sections == serial_walk_v1_2(p, b, want));  // the oracle's sections
         CHECK(sum.work_overhead_blocks == serial_overhead_blocks(p));
+        CHECK(sum.split_tail_blocks == serial_tail_blocks(p));
         require_same_plan(got, want);
         mla_metadata_params pa = p;
         pa.head_group_major = 0;

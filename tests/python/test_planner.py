@@ -156,8 +156,9 @@ def test_head_group_major_needs_sm90_v1_2():
 
 
 def test_work_overhead_tokens_keeps_marginal_splits_whole():
-    # 128 requests x 16384 tokens, page 64 on 132 SMs. 16 heads (16-row tiles): sm_90a's default is
-    # aiter's rule, which splits every request in two; 1024 tokens keep them whole on 128 SMs.
+    # 128 requests x 16384 tokens, page 64 on 132 SMs. 16 heads (16-row bf16 tiles): aiter's rule
+    # (no overhead, no split tail) splits every request in two; sm_90a's default (a 512-token
+    # split tail) and 1024 tokens of overhead keep them whole on 128 SMs.
     # 128 heads at 4096 tokens (64-row tiles): the default (1024 tokens) keeps the 256 tiles whole,
     # aiter's rule splits 126 (H200: 334 -> 308 us, docs/performance.md session 18).
     B = 128
@@ -166,15 +167,19 @@ def test_work_overhead_tokens_keeps_marginal_splits_whole():
     kvi = np.arange(B + 1, dtype=np.int32) * 256  # 256 pages of 64 tokens each
     default = libmla.plan_metadata(qo, kvi, last, 16, arch="sm_90a", page_size=64)
     aiter = libmla.plan_metadata(qo, kvi, last, 16, arch="sm_90a", page_size=64,
-                                 work_overhead_tokens=0)
+                                 work_overhead_tokens=0, split_tail_tokens=0)
     whole = libmla.plan_metadata(qo, kvi, last, 16, arch="sm_90a", page_size=64,
-                                 work_overhead_tokens=1024)
+                                 work_overhead_tokens=1024, split_tail_tokens=0)
     assert (aiter.num_works, aiter.summary.num_split_tiles) == (259, 128)
-    assert default.works().tolist() == aiter.works().tolist()
+    assert (default.num_works, default.summary.num_split_tiles) == (128, 0)
     assert (whole.num_works, whole.summary.num_split_tiles) == (128, 0)
-    # the overhead in effect, in cost blocks (page 64: 1 block = 64 tokens)
+    # the overhead and the tail in effect, in blocks (page 64: 1 block = 64 tokens)
     assert (default.summary.work_overhead_blocks, aiter.summary.work_overhead_blocks,
             whole.summary.work_overhead_blocks) == (1, 1, 16)
+    assert (default.summary.split_tail_blocks, aiter.summary.split_tail_blocks,
+            whole.summary.split_tail_blocks) == (8, 0, 0)
+    with pytest.raises(libmla.MlaInvalidArgument, match="split_tail_tokens"):
+        libmla.plan_metadata(qo, kvi, last, 16, arch="sm_90a", page_size=64, split_tail_tokens=-2)
     # 16-row tiles with fp8 KV (the register-A kernels; fp8 or bf16 Q) take 1024 tokens by default
     # (H200, varied lengths 155.8 -> 140.2 us, docs/performance.md session 19); 32-row fp8 tiles
     # (16 heads x MTP 2) keep aiter's rule
@@ -188,14 +193,15 @@ def test_work_overhead_tokens_keeps_marginal_splits_whole():
                                 dtype_q="fp8", dtype_kv="fp8")
     f8q2_aiter = libmla.plan_metadata(qo2, kvi, last, 16, arch="sm_90a", page_size=64,
                                       max_seqlen_qo=2, dtype_q="fp8", dtype_kv="fp8",
-                                      work_overhead_tokens=0)
+                                      work_overhead_tokens=0, split_tail_tokens=0)
     assert f8q2.works().tolist() == f8q2_aiter.works().tolist()
     assert f8q2.summary.work_overhead_blocks == 1
     kvi4 = np.arange(B + 1, dtype=np.int32) * 64  # 4096 tokens
     h128 = libmla.plan_metadata(qo, kvi4, last, 128, arch="sm_90a", page_size=64,
                                 head_group_major=True)
     h128_aiter = libmla.plan_metadata(qo, kvi4, last, 128, arch="sm_90a", page_size=64,
-                                      head_group_major=True, work_overhead_tokens=0)
+                                      head_group_major=True, work_overhead_tokens=0,
+                                      split_tail_tokens=0)
     assert (h128.num_works, h128.summary.num_split_tiles) == (256, 0)
     assert (h128_aiter.num_works, h128_aiter.summary.num_split_tiles) == (382, 126)
     # gfx942 keeps aiter's rule by default
@@ -207,16 +213,18 @@ def test_work_overhead_tokens_keeps_marginal_splits_whole():
         libmla.plan_metadata(qo, kvi, last, 16, arch="sm_90a", page_size=64,
                              work_overhead_tokens=-2)
     # executed on the CPU, the plans give the reference's numbers (8 requests of 2048 tokens, 16
-    # heads, on 9 clusters: aiter's rule (the default at 16 rows) splits 8 for one more cluster,
-    # 1024 tokens split none)
+    # heads. On 9 clusters aiter's rule splits all 8 for one more cluster; 1024 tokens of overhead
+    # and the default 512-token tail split none. On 13 clusters aiter's rule makes 19 works, the
+    # tail 16, 8 tiles split either way)
     rng = np.random.default_rng(3)
     kv_lens, qlens, ps = [2048] * 8, [1] * 8, 64
     q, kv, qo3, kvi3, pages, last3 = make_batch(rng, kv_lens, qlens, 16, ps, "bf16", "bf16")
     ref_out, ref_lse = libmla.decode_reference(q, kv, qo3, kvi3, pages, last3, 1, page_size=ps)
-    for ov, want_split in ((1024, 0), (0, 8), (-1, 8)):
-        plan = libmla.plan_metadata(qo3, kvi3, last3, 16, arch="sm_90a", num_clusters=9,
-                                    page_size=ps, work_overhead_tokens=ov)
-        assert plan.summary.num_split_tiles == want_split
+    for C, ov, tail, want in ((9, 1024, 0, (8, 0)), (9, 0, 0, (16, 8)), (9, -1, -1, (8, 0)),
+                              (13, 0, 0, (19, 8)), (13, -1, -1, (16, 8))):
+        plan = libmla.plan_metadata(qo3, kvi3, last3, 16, arch="sm_90a", num_clusters=C,
+                                    page_size=ps, work_overhead_tokens=ov, split_tail_tokens=tail)
+        assert (plan.num_works, plan.summary.num_split_tiles) == want
         out, lse = libmla.execute_plan_reference(q, kv, qo3, kvi3, pages, last3, 1, plan,
                                                  page_size=ps)
         np.testing.assert_allclose(out, ref_out, rtol=2e-5, atol=2e-6)

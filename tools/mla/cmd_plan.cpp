@@ -29,6 +29,9 @@ void plan_usage(FILE* f) {
                  "  --overhead-tokens N  work_overhead_tokens: a work's fixed cost in KV tokens\n"
                  "                    (default -1 = the arch's: sm_90a 1024 for 64-row tiles and\n"
                  "                    16-row fp8-KV tiles, else aiter's rule; 0 = aiter's rule)\n"
+                 "  --tail-tokens N   split_tail_tokens: a split never leaves fewer KV tokens of\n"
+                 "                    a tile (default -1 = the arch's: sm_90a 512 for 16-row bf16\n"
+                 "                    tiles, else 0; 0 = none)\n"
                  "  --dtype Q/KV      e.g. bf16/bf16, bf16/fp8, fp8/fp8 (default bf16/bf16)\n"
                  "  --planner P       v1_2 (default), v1_0, v1_1\n"
                  "  --no-causal       non-causal MTP\n"
@@ -81,6 +84,7 @@ int cmd_plan(int argc, char** argv) {
         else if (a == "--clusters") p.num_clusters = std::atoi(value());
         else if (a == "--cap") p.max_split_per_batch = std::atoi(value());
         else if (a == "--overhead-tokens") p.work_overhead_tokens = std::atoi(value());
+        else if (a == "--tail-tokens") p.split_tail_tokens = std::atoi(value());
         else if (a == "--seed") seed = std::atol(value());
         else if (a == "--no-causal") p.causal = 0;
         else if (a == "--varlen") varlen = true;
@@ -194,6 +198,10 @@ int cmd_plan(int argc, char** argv) {
                     "alone: max(1, ceil(16 / page size)) blocks per work)\n",
                     s.work_overhead_blocks, blocks_word, s.work_overhead_blocks * block_tokens,
                     p.work_overhead_tokens);
+    std::printf("split tail      %d %s%s (split_tail_tokens %d%s)\n", s.split_tail_blocks,
+                s.split_tail_blocks == 1 ? "block" : "blocks",
+                s.split_tail_blocks ? ": a split never leaves fewer of a tile" : ", none",
+                p.split_tail_tokens, p.split_tail_tokens < 0 ? " = the arch's: sm_90a 512 tokens for 16-row bf16 tiles" : "");
     std::printf("cost            total %lld units, max cluster %lld, balance %.3f (a unit: a split block of %d "
                 "tokens, kv_granularity rounded up to whole pages; every work adds the work overhead in "
                 "blocks)\n",

@@ -59,6 +59,10 @@ void usage(FILE* f) {
                  "                   (mla_metadata_params.work_overhead_tokens; default -1 = the\n"
                  "                   arch's: on sm_90a 1024 for 64-row tiles and 16-row fp8-KV\n"
                  "                   tiles, else aiter's rule; 0 = aiter's rule)\n"
+                 "  --tail-tokens N  a split never leaves fewer KV tokens of a tile\n"
+                 "                   (mla_metadata_params.split_tail_tokens; default -1 = the\n"
+                 "                   arch's: on sm_90a 512 for 16-row bf16 tiles, else 0; 0 =\n"
+                 "                   none: --overhead-tokens 0 --tail-tokens 0 is aiter's rule)\n"
                  "  --fused-reduce   GPU: pass tile_counters (mla_decode_args): where the tables allow it\n"
                  "                   (16 / 32 query rows, bf16) the decode kernel reduces split tiles\n"
                  "                   itself, one launch per call instead of two\n"
@@ -168,6 +172,7 @@ int cmd_run(int argc, char** argv) {
         else if (a == "--fast-fill") s.fast_fill = true;
         else if (a == "--clusters") s.num_clusters = std::max(0, std::atoi(next()));
         else if (a == "--overhead-tokens") s.work_overhead_tokens = std::atoi(next());
+        else if (a == "--tail-tokens") s.split_tail_tokens = std::atoi(next());
         else if (a == "--head-group-major") s.head_group_major = true;  // the default
         else if (a == "--aiter-order") s.head_group_major = false;
         else {

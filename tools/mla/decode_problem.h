@@ -132,6 +132,9 @@ struct Spec {
     // mla_metadata_params.work_overhead_tokens: -1 = the arch's (sm_90a: 1024 for 64-row
     // tiles and 16-row fp8-KV tiles, else aiter's rule), 0 = aiter's rule
     int work_overhead_tokens = -1;
+    // mla_metadata_params.split_tail_tokens: -1 = the arch's (sm_90a: 512 for 16-row bf16
+    // tiles, else 0), 0 = none
+    int split_tail_tokens = -1;
 };
 
 struct Problem {
@@ -318,6 +321,7 @@ inline mla_metadata_params plan_params_of(const Problem& p, const char* arch, in
     mp.is_cp_round_robin = p.cp_world > 1 ? 1 : 0;
     mp.head_group_major = p.spec.head_group_major ? 1 : 0;
     mp.work_overhead_tokens = p.spec.work_overhead_tokens;
+    mp.split_tail_tokens = p.spec.split_tail_tokens;
     return mp;
 }
 

@@ -197,12 +197,13 @@ class mla_metadata_params(_Versioned):
                 ("intra_batch_mode", ctypes.c_int32), ("max_split_per_batch", ctypes.c_int32),
                 ("num_kv_splits", ctypes.c_int32), ("is_cp_round_robin", ctypes.c_int32),
                 ("enable_experimental", ctypes.c_int32), ("flydsl_ps1", ctypes.c_int32),
-                ("head_group_major", ctypes.c_int32), ("work_overhead_tokens", ctypes.c_int32)]
+                ("head_group_major", ctypes.c_int32), ("work_overhead_tokens", ctypes.c_int32),
+                ("reserved0", ctypes.c_int32), ("split_tail_tokens", ctypes.c_int32)]
     _defaults_ = dict(num_clusters=0, batch_size=1, max_seqlen_qo=1, num_heads=16, num_heads_k=1,
                       q_dtype=DType.BF16, kv_dtype=DType.BF16, page_size=1, kv_granularity=16,
                       causal=1, fast_mode=1, intra_batch_mode=0, max_split_per_batch=-1,
                       num_kv_splits=32, is_cp_round_robin=0, enable_experimental=0, flydsl_ps1=0,
-                      head_group_major=0, work_overhead_tokens=-1)
+                      head_group_major=0, work_overhead_tokens=-1, split_tail_tokens=-1)
 
 
 class mla_metadata_sizes(_Versioned):
@@ -230,7 +231,8 @@ class mla_plan_summary(_Versioned):
                 ("num_partials", ctypes.c_int32), ("num_partial_rows", ctypes.c_int32),
                 ("max_works_per_cluster", ctypes.c_int32), ("total_kv_blocks", ctypes.c_int64),
                 ("max_cluster_cost", ctypes.c_int64), ("num_sections", ctypes.c_int32),
-                ("reserved0", ctypes.c_int32), ("work_overhead_blocks", ctypes.c_int32)]
+                ("reserved0", ctypes.c_int32), ("work_overhead_blocks", ctypes.c_int32),
+                ("reserved1", ctypes.c_int32), ("split_tail_blocks", ctypes.c_int32)]
 
 
 class mla_host_problem(_Versioned):

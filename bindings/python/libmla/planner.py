@@ -10,17 +10,19 @@ from ._convert import as_flag, as_int, dtype_enum, host_indptrs, host_int32
 _PARAM_KEYS = ("num_clusters", "page_size", "kv_granularity", "max_seqlen_qo", "causal",
                "dtype_q", "dtype_kv", "fast_mode", "intra_batch_mode", "max_split_per_batch",
                "num_kv_splits", "is_cp_round_robin", "enable_experimental", "flydsl_ps1",
-               "head_group_major", "work_overhead_tokens")
+               "head_group_major", "work_overhead_tokens", "split_tail_tokens")
 
 
 def make_params(batch_size, num_heads, *, arch, num_clusters=None, page_size=1, kv_granularity=16,
                 max_seqlen_qo=1, causal=True, dtype_q="bf16", dtype_kv="bf16", fast_mode=True,
                 intra_batch_mode=False, max_split_per_batch=-1, num_kv_splits=32,
                 is_cp_round_robin=False, enable_experimental=False, flydsl_ps1=False,
-                num_heads_k=1, head_group_major=False, work_overhead_tokens=-1):
+                num_heads_k=1, head_group_major=False, work_overhead_tokens=-1,
+                split_tail_tokens=-1):
     """The mla_metadata_params of the keywords (num_clusters None = the arch's default;
     work_overhead_tokens -1 = the arch's: sm_90a 1024 for 64-row tiles and 16-row fp8-KV tiles,
-    else aiter's rule; 0 = aiter's rule)."""
+    else aiter's rule; 0 = aiter's rule; split_tail_tokens -1 = the arch's: sm_90a 512 for 16-row
+    bf16 tiles, else 0; 0 = none)."""
     if arch is None:
         raise TypeError("arch is required (e.g. arch=\"sm_90a\")")
     return T.mla_metadata_params(
@@ -40,7 +42,8 @@ def make_params(batch_size, num_heads, *, arch, num_clusters=None, page_size=1, 
         enable_experimental=as_flag(enable_experimental, "enable_experimental"),
         flydsl_ps1=as_flag(flydsl_ps1, "flydsl_ps1"),
         head_group_major=as_flag(head_group_major, "head_group_major"),
-        work_overhead_tokens=as_int(work_overhead_tokens, "work_overhead_tokens"))
+        work_overhead_tokens=as_int(work_overhead_tokens, "work_overhead_tokens"),
+        split_tail_tokens=as_int(split_tail_tokens, "split_tail_tokens"))
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,7 @@ class PlanSummary:
     max_cluster_cost: int
     num_sections: int
     work_overhead_blocks: int
+    split_tail_blocks: int
 
 
 class Plan:
@@ -153,7 +157,8 @@ def plan_metadata(qo_indptr, kv_indptr, kv_last_page_lens, num_heads, *, arch, n
                   page_size=1, kv_granularity=16, max_seqlen_qo=1, causal=True, dtype_q="bf16",
                   dtype_kv="bf16", fast_mode=True, intra_batch_mode=False, max_split_per_batch=-1,
                   num_kv_splits=32, is_cp_round_robin=False, enable_experimental=False,
-                  flydsl_ps1=False, head_group_major=False, work_overhead_tokens=-1):
+                  flydsl_ps1=False, head_group_major=False, work_overhead_tokens=-1,
+                  split_tail_tokens=-1):
     """Host planner (aiter get_mla_metadata_v1; v1_2 / v1_0 / v1_1 by fast_mode and
     intra_batch_mode). Inputs: host int arrays qo_indptr [B+1] (query tokens), kv_indptr [B+1]
     (pages), kv_last_page_lens [B] (1..page_size). Returns a Plan (NumPy buffers,
@@ -164,7 +169,10 @@ def plan_metadata(qo_indptr, kv_indptr, kv_last_page_lens, num_heads, *, arch, n
     work_overhead_tokens: a work's fixed cost in KV tokens in v1_2's cost model; larger values
     split fewer tiles (mla_metadata_params.work_overhead_tokens; -1 = the arch's: on
     sm_90a 1024 for tiles of 64 rows (64, 128 heads) and 16-row tiles with fp8 KV, else aiter's
-    rule; 0 = aiter's rule; the plan's summary.work_overhead_blocks gives the value in effect).
+    rule; 0 = aiter's cost; the plan's summary.work_overhead_blocks gives the value in effect).
+    split_tail_tokens: a cluster boundary never leaves fewer KV tokens of its tile
+    (mla_metadata_params.split_tail_tokens; -1 = the arch's: on sm_90a 512 for 16-row bf16
+    tiles, else 0; 0 = none, so both 0 give aiter's rule; summary.split_tail_blocks in effect).
     Raises TypeError / ValueError for bad arrays (before the C call), MlaInvalidArgument,
     MlaUnsupported (the head plan rejects the shape)."""
     qo, kv, last = host_indptrs(qo_indptr, kv_indptr, kv_last_page_lens)
@@ -176,16 +184,17 @@ def plan_metadata(qo_indptr, kv_indptr, kv_last_page_lens, num_heads, *, arch, n
         max_split_per_batch=max_split_per_batch, num_kv_splits=num_kv_splits,
         is_cp_round_robin=is_cp_round_robin, enable_experimental=enable_experimental,
         flydsl_ps1=flydsl_ps1, head_group_major=head_group_major,
-        work_overhead_tokens=work_overhead_tokens)
+        work_overhead_tokens=work_overhead_tokens, split_tail_tokens=split_tail_tokens)
     plan = Plan(params, _info(params), arch)
     summary = T.mla_plan_summary()
     summary.work_overhead_blocks = -1  # stays -1 where a library older than the field planned
+    summary.split_tail_blocks = -1  # likewise
     buffers = plan.buffers()
     _lib.check(_lib.load().mla_plan_metadata(
         ctypes.byref(params), qo.ctypes.data, kv.ctypes.data, last.ctypes.data,
         ctypes.byref(buffers), None, None, ctypes.byref(summary)))
     plan.summary = PlanSummary(**{k: getattr(summary, k) for k, _ in T.mla_plan_summary._fields_
-                                  if k not in ("struct_size", "reserved0")})
+                                  if k not in ("struct_size", "reserved0", "reserved1")})
     plan.qo_indptr, plan.kv_indptr, plan.kv_last_page_lens = qo, kv, last
     return plan
 

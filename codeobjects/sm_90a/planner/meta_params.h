@@ -27,6 +27,8 @@ typedef struct mla_v12_config {
     int32_t group_major;      // 1: pseudo-requests laid out head group by head group (host only)
     int32_t tile_ids;         // 1 (sm_90a): work dw 7 = the work's qo tile (the decode kernels' fused
                               // reduction counts fragments per tile); 0: 0, aiter's pad
+    int32_t tail_blocks;      // 0: none; else a fragment boundary never leaves fewer than this
+                              // many blocks of its tile (split_tail_tokens in blocks, mla_c_api.h)
 } mla_v12_config;
 
 // Kernel params, passed by value (const __grid_constant__).
