@@ -552,13 +552,14 @@ typedef struct mla_metadata_params {
      * tokens (rounded up to whole blocks, block tokens as above) of its tile; the cluster that
      * reaches such a tail takes it whole, past its budget, so no short last fragment is split
      * off. Unlike work_overhead_tokens it changes no work's cost, so the clusters stay balanced
-     * by KV. -1 (default) = the arch's value (the same rule table): on sm_90a 512 for tiles of at
-     * most 16 rows with bf16 KV (16 heads; 8 x 2 MTP), else 0; 0 on gfx942 / gfx950 / gfx1250.
-     * Measured on the H200 (docs/performance.md, session 19 call 4, one round), 512 against
-     * aiter's rule, 16 heads bf16, µs: b = 128, s_k = 16384 573.6 -> 565.9 and b = 64, s_k = 1024
-     * 43.4 -> 41.6 (both unsplit); the varied main job 180.5 -> 180.7; 32 rows (MTP 2, varied)
-     * lost (218 -> 224.5), so 0 there. 0 = no tail rule (aiter's rule when work_overhead_tokens
-     * is 0 too). Host and device planners read the same value.
+     * by KV. -1 (default) = the arch's value (the same rule table): on sm_90a with bf16 KV 512 for
+     * tiles of at most 16 rows (16 heads; 8 x 2 MTP) and 256 for 17-32 rows (16 heads x 2 MTP),
+     * else 0; 0 on gfx942 / gfx950 / gfx1250. Measured on the H200 (docs/performance.md), against
+     * aiter's rule, 16 heads bf16, µs: 512 (session 19 call 4, one round): b = 128, s_k = 16384
+     * 573.6 -> 565.9 and b = 64, s_k = 1024 43.4 -> 41.6 (both unsplit), the varied main job
+     * 180.5 -> 180.7; at 32 rows (MTP 2, varied lengths) 512 lost (218 -> 224.5) and 256 gained:
+     * 217.6, 217.7 -> 214.9, 214.5 (session 20 call 1, two rounds). 0 = no tail rule (aiter's
+     * rule when work_overhead_tokens is 0 too). Host and device planners read the same value.
      * MLA_ERROR_INVALID_ARGUMENT: below -1 or above 1048576. */
     int32_t split_tail_tokens;
 } mla_metadata_params;

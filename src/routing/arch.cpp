@@ -40,9 +40,12 @@ const ArchEntry kArchs[] = {
 //    b = 64 x 1024 43.4 -> 41.6 (both unsplit), the varied main job 180.5 -> 180.7 (session 19
 //    call 4, one round). The overhead instead (1024) lost there: varied 179.8 -> 190.3, a short
 //    request weighing like 1024 tokens of KV (session 19 call 1).
+//  - 17-32 rows with bf16 KV (16 heads x MTP 2: the 32-row transposed kernel), tail 256: varied
+//    s_q 2 217.6, 217.7 -> 214.9, 214.5 (session 20 call 1, two rounds; 217.7 -> 214.9 in session
+//    19 call 4); tail 128 changed nothing (217.6, 218.0).
 // Not here, measured against: 32-row tiles, overhead 1024 (varied s_q 2: bf16 218 -> 239, fp8
-// 243 -> 275) and tail 512 (bf16 218 -> 224.5); tail 256 gained 1.3% there, one run. 33-63-row
-// tiles (e.g. 48 heads) were never measured with either.
+// 243 -> 275) and tail 512 (bf16 218 -> 224.5). 32-row fp8-KV tiles and 33-63-row tiles (e.g. 48
+// heads) were never measured with a tail.
 struct SplitRule {
     Arch arch;
     int min_rows, max_rows;
@@ -53,6 +56,7 @@ const SplitRule kSplitRules[] = {
     {Arch::sm90a, 64, 1 << 30, -1, 1024, 0},
     {Arch::sm90a, 1, 16, 1, 1024, 0},
     {Arch::sm90a, 1, 16, 0, 0, 512},
+    {Arch::sm90a, 17, 32, 0, 0, 256},
 };
 }  // namespace
 

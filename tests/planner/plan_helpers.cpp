@@ -192,14 +192,14 @@ int32_t serial_overhead_blocks(const mla_metadata_params& p) {
 int32_t serial_tail_blocks(const mla_metadata_params& p) {
     const Geo geo = geo_of(p);
     const int32_t ps = p.page_size, gran = std::max(1, p.kv_granularity / ps);
-    // The split tail in blocks (split_tail_tokens; -1: the arch's: on sm_90a 512 tokens when the
-    // tiles have at most 16 rows and bf16 KV, else 0): a fragment that would leave fewer blocks of
-    // its tile takes the rest instead, as an absorbed page-1 tail does.
+    // The split tail in blocks (split_tail_tokens; -1: the arch's: on sm_90a with bf16 KV 512
+    // tokens when the tiles have at most 16 rows, 256 at 17-32 rows, else 0): a fragment that
+    // would leave fewer blocks of its tile takes the rest instead, as an absorbed page-1 tail does.
     const int32_t rows = geo.hk * tiles_of(geo, p.max_seqlen_qo).second;
     const bool kv8 = p.kv_dtype == MLA_DTYPE_FP8_E4M3FN || p.kv_dtype == MLA_DTYPE_FP8_E4M3FNUZ;
     const int64_t tt = p.split_tail_tokens >= 0
                            ? p.split_tail_tokens
-                           : (std::strcmp(p.arch, "sm_90a") == 0 && rows <= 16 && !kv8 ? 512 : 0);
+                           : (std::strcmp(p.arch, "sm_90a") != 0 || kv8 ? 0 : rows <= 16 ? 512 : rows <= 32 ? 256 : 0);
     return int32_t((tt + int64_t(gran) * ps - 1) / (int64_t(gran) * ps));
 }
 

@@ -627,18 +627,19 @@ TEST_CASE("work_overhead_tokens: the arch's default, aiter's rule, any count", "
     }
     // sm_90a's defaults by tile rows (kernel heads x tile tokens at max_seqlen_qo) and KV dtype
     // (the rule table, routing/arch.cpp): a work overhead of 1024 tokens from 64 rows and for up
-    // to 16 rows with fp8 KV; a split tail of 512 tokens for up to 16 rows with bf16 KV; aiter's
-    // rule otherwise. 128 requests of 16384 tokens, which aiter's rule splits.
+    // to 16 rows with fp8 KV; a split tail of 512 tokens for up to 16 rows and of 256 tokens for
+    // 17-32 rows with bf16 KV; aiter's rule otherwise. 128 requests of 16384 tokens, which aiter's
+    // rule splits.
     {
         std::vector<int64_t> kv16k(128, 16384);
-        enum { kAiter, kOverhead, kTail };
-        // (heads, L, Q fp8, KV fp8, default): bf16 16 x 1 and 8 x 2 take the tail; 16 x 3 (48
-        // rows; the 64-row kernel runs it), 48 x 1, 16 x 2 (32 rows, bf16 or fp8) and fp8 48 x 1
-        // keep aiter's rule; 16 x 4, 8 x 8 and fp8 64 x 1 take the overhead, and so do 16-row
-        // fp8-KV tiles (16 x 1, 8 x 2; fp8 or bf16 Q)
+        enum { kAiter, kOverhead, kTail, kTail256 };
+        // (heads, L, Q fp8, KV fp8, default): bf16 16 x 1 and 8 x 2 take the tail, bf16 16 x 2 (32
+        // rows) the 256-token tail; 16 x 3 (48 rows; the 64-row kernel runs it), 48 x 1, fp8-KV
+        // 16 x 2 and fp8 48 x 1 keep aiter's rule; 16 x 4, 8 x 8 and fp8 64 x 1 take the overhead,
+        // and so do 16-row fp8-KV tiles (16 x 1, 8 x 2; fp8 or bf16 Q)
         const struct { int h, L; bool q8, kv8; int want; } cases[] = {
             {16, 1, false, false, kTail},    {8, 2, false, false, kTail},     {16, 3, false, false, kAiter},
-            {48, 1, false, false, kAiter},   {16, 2, false, false, kAiter},   {16, 4, false, false, kOverhead},
+            {48, 1, false, false, kAiter},   {16, 2, false, false, kTail256}, {16, 4, false, false, kOverhead},
             {8, 8, false, false, kOverhead}, {16, 1, true, true, kOverhead},  {16, 1, false, true, kOverhead},
             {8, 2, true, true, kOverhead},   {16, 2, true, true, kAiter},     {16, 2, false, true, kAiter},
             {48, 1, true, true, kAiter},     {64, 1, true, true, kOverhead}};
@@ -650,22 +651,26 @@ TEST_CASE("work_overhead_tokens: the arch's default, aiter's rule, any count", "
             d.kv_dtype = cs.kv8 ? MLA_DTYPE_FP8_E4M3FN : MLA_DTYPE_BF16;
             std::vector<int32_t> ql(128, L);
             const Batch bb = make_batch(ql, kv16k, 64);
-            mla_metadata_params d0 = d, d1 = d, d2 = d;
+            mla_metadata_params d0 = d, d1 = d, d2 = d, d3 = d;
             d0.work_overhead_tokens = 0;  // aiter's rule: no overhead, no tail
             d0.split_tail_tokens = 0;
             d1.work_overhead_tokens = 1024;
             d1.split_tail_tokens = 0;
             d2.work_overhead_tokens = 0;
             d2.split_tail_tokens = 512;
-            Plan pd = alloc_plan(d), p0 = alloc_plan(d0), p1 = alloc_plan(d1), p2 = alloc_plan(d2);
+            d3.work_overhead_tokens = 0;
+            d3.split_tail_tokens = 256;
+            Plan pd = alloc_plan(d), p0 = alloc_plan(d0), p1 = alloc_plan(d1), p2 = alloc_plan(d2), p3 = alloc_plan(d3);
             REQUIRE(run_plan(d, bb, pd) == MLA_SUCCESS);
             REQUIRE(run_plan(d0, bb, p0) == MLA_SUCCESS);
             REQUIRE(run_plan(d1, bb, p1) == MLA_SUCCESS);
             REQUIRE(run_plan(d2, bb, p2) == MLA_SUCCESS);
+            REQUIRE(run_plan(d3, bb, p3) == MLA_SUCCESS);
             INFO("heads " << cs.h << " max_seqlen_qo " << L << " q fp8 " << cs.q8 << " kv fp8 " << cs.kv8);
             CHECK(p0.work_info != p1.work_info);  // the rules differ on this batch
             CHECK(p0.work_info != p2.work_info);
-            const Plan& want = cs.want == kOverhead ? p1 : cs.want == kTail ? p2 : p0;
+            CHECK(p0.work_info != p3.work_info);
+            const Plan& want = cs.want == kOverhead ? p1 : cs.want == kTail ? p2 : cs.want == kTail256 ? p3 : p0;
             CHECK(pd.work_info == want.work_info);
             CHECK(pd.work_indptr == want.work_indptr);
             // the summary reports the overhead and the tail in effect, in blocks (page 64)
@@ -673,7 +678,7 @@ TEST_CASE("work_overhead_tokens: the arch's default, aiter's rule, any count", "
             sd.struct_size = sizeof(sd);
             REQUIRE(run_plan(d, bb, pd, &sd) == MLA_SUCCESS);
             CHECK(sd.work_overhead_blocks == (cs.want == kOverhead ? 16 : 1));
-            CHECK(sd.split_tail_blocks == (cs.want == kTail ? 8 : 0));
+            CHECK(sd.split_tail_blocks == (cs.want == kTail ? 8 : cs.want == kTail256 ? 4 : 0));
         }
     }
     // AMD archs keep aiter's rule by default: -1 plans as 0 (gfx942, 16 heads, 304 CUs)

@@ -30,8 +30,8 @@ void plan_usage(FILE* f) {
                  "                    (default -1 = the arch's: sm_90a 1024 for 64-row tiles and\n"
                  "                    16-row fp8-KV tiles, else aiter's rule; 0 = aiter's rule)\n"
                  "  --tail-tokens N   split_tail_tokens: a split never leaves fewer KV tokens of\n"
-                 "                    a tile (default -1 = the arch's: sm_90a 512 for 16-row bf16\n"
-                 "                    tiles, else 0; 0 = none)\n"
+                 "                    a tile (default -1 = the arch's: sm_90a 512 for 16-row and\n"
+                 "                    256 for 32-row bf16 tiles, else 0; 0 = none)\n"
                  "  --dtype Q/KV      e.g. bf16/bf16, bf16/fp8, fp8/fp8 (default bf16/bf16)\n"
                  "  --planner P       v1_2 (default), v1_0, v1_1\n"
                  "  --no-causal       non-causal MTP\n"
@@ -201,7 +201,7 @@ int cmd_plan(int argc, char** argv) {
     std::printf("split tail      %d %s%s (split_tail_tokens %d%s)\n", s.split_tail_blocks,
                 s.split_tail_blocks == 1 ? "block" : "blocks",
                 s.split_tail_blocks ? ": a split never leaves fewer of a tile" : ", none",
-                p.split_tail_tokens, p.split_tail_tokens < 0 ? " = the arch's: sm_90a 512 tokens for 16-row bf16 tiles" : "");
+                p.split_tail_tokens, p.split_tail_tokens < 0 ? " = the arch's: sm_90a 512 tokens for 16-row and 256 for 32-row bf16 tiles" : "");
     std::printf("cost            total %lld units, max cluster %lld, balance %.3f (a unit: a split block of %d "
                 "tokens, kv_granularity rounded up to whole pages; every work adds the work overhead in "
                 "blocks)\n",

@@ -22,7 +22,7 @@ def make_params(batch_size, num_heads, *, arch, num_clusters=None, page_size=1, 
     """The mla_metadata_params of the keywords (num_clusters None = the arch's default;
     work_overhead_tokens -1 = the arch's: sm_90a 1024 for 64-row tiles and 16-row fp8-KV tiles,
     else aiter's rule; 0 = aiter's rule; split_tail_tokens -1 = the arch's: sm_90a 512 for 16-row
-    bf16 tiles, else 0; 0 = none)."""
+    and 256 for 32-row bf16 tiles, else 0; 0 = none)."""
     if arch is None:
         raise TypeError("arch is required (e.g. arch=\"sm_90a\")")
     return T.mla_metadata_params(
@@ -171,8 +171,9 @@ def plan_metadata(qo_indptr, kv_indptr, kv_last_page_lens, num_heads, *, arch, n
     sm_90a 1024 for tiles of 64 rows (64, 128 heads) and 16-row tiles with fp8 KV, else aiter's
     rule; 0 = aiter's cost; the plan's summary.work_overhead_blocks gives the value in effect).
     split_tail_tokens: a cluster boundary never leaves fewer KV tokens of its tile
-    (mla_metadata_params.split_tail_tokens; -1 = the arch's: on sm_90a 512 for 16-row bf16
-    tiles, else 0; 0 = none, so both 0 give aiter's rule; summary.split_tail_blocks in effect).
+    (mla_metadata_params.split_tail_tokens; -1 = the arch's: on sm_90a 512 for 16-row and 256
+    for 32-row bf16 tiles, else 0; 0 = none, so both 0 give aiter's rule; summary.split_tail_blocks
+    in effect).
     Raises TypeError / ValueError for bad arrays (before the C call), MlaInvalidArgument,
     MlaUnsupported (the head plan rejects the shape)."""
     qo, kv, last = host_indptrs(qo_indptr, kv_indptr, kv_last_page_lens)
