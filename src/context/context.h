@@ -38,16 +38,16 @@ struct mla_context {
     };
     std::unordered_map<uint64_t, LaunchRow> launch_rows;
     std::unordered_map<mla::rt::Function, int> max_dynamic_shared;   // value last set per kernel
-    // KV-cache tensor maps mla_decode_fwd encoded (launch_kv_tma rows), by (cache pointer, page
-    // size, pages, page stride, L2 promotion in bytes): engines pass one cache per layer, the
-    // same ones on every step. `ok` false: the runtime had no map to give (loads by cp.async).
-    // Cleared past 1024 entries.
+    // KV-cache tensor maps mla_decode_fwd encoded (launch_kv_tma rows), by (cache pointer, element
+    // bytes (2 bf16, 1 fp8), page size, pages, page stride, L2 promotion in bytes): engines pass
+    // one cache per layer, the same ones on every step. `ok` false: the runtime had no map to give
+    // (the kernel loads another way). Cleared past 1024 entries.
     struct TensorMapKey {
         const void* kv;
-        long page_size, num_pages, stride_page, l2_promotion;
+        long elem_bytes, page_size, num_pages, stride_page, l2_promotion;
         bool operator<(const TensorMapKey& o) const {
-            return std::tie(kv, page_size, num_pages, stride_page, l2_promotion) <
-                   std::tie(o.kv, o.page_size, o.num_pages, o.stride_page, o.l2_promotion);
+            return std::tie(kv, elem_bytes, page_size, num_pages, stride_page, l2_promotion) <
+                   std::tie(o.kv, o.elem_bytes, o.page_size, o.num_pages, o.stride_page, o.l2_promotion);
         }
     };
     struct TensorMapEntry {

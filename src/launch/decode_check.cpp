@@ -61,15 +61,17 @@ void check_len(int64_t have, int64_t need, const void* ptr, const char* name) {
     if (need > 0) check_ptr(ptr, 4, name);
 }
 
-// The TMA tensor map of a bf16 KV cache [num_pages, page_size, 1, 576] with pages
-// stride_page elements apart, for the kernels' 64-column x min(page_size, 64)-token boxes
-// (decode_params.h, kv_tmap), with L2 promotion l2 bytes (the row's launch_kv_tma_l2), copied to
-// `out` (128 bytes). Encoded once per context, cache and promotion (memoised with the answer).
-// False where the runtime has no tensor maps or the driver refuses this one: the kernel then
-// loads by cp.async.
-bool kv_tensor_map(mla_context* ctx, const void* kv, int page_size, int num_pages, int64_t stride_page, long l2,
-                   uint64_t (&out)[16]) {
-    const mla_context::TensorMapKey key{kv, page_size, num_pages, long(stride_page), l2};
+// The TMA tensor map of a KV cache [num_pages, page_size, 1, 576] with pages stride_page elements
+// apart, for the kernels' boxes of 128 bytes (bf16: 64 columns; fp8, kv8: 128 columns, the last
+// box of a row half past its 576 bytes, which land as zeros) x min(page_size, 64) tokens
+// (decode_params.h, kv_tmap; kv_load.cuh, issue_tile_tma_tpt), with L2 promotion l2 bytes (the
+// row's launch_kv_tma_l2), copied to `out` (128 bytes). Encoded once per context, cache, dtype and
+// promotion (memoised with the answer). False where the runtime has no tensor maps or the driver
+// refuses this one: the kernel then loads by cp.async.
+bool kv_tensor_map(mla_context* ctx, const void* kv, bool kv8, int page_size, int num_pages, int64_t stride_page,
+                   long l2, uint64_t (&out)[16]) {
+    const long eb = kv8 ? 1 : 2;
+    const mla_context::TensorMapKey key{kv, eb, page_size, num_pages, long(stride_page), l2};
     {
         std::lock_guard<std::mutex> lock(ctx->mutex);
         auto it = ctx->kv_tmaps.find(key);
@@ -79,11 +81,11 @@ bool kv_tensor_map(mla_context* ctx, const void* kv, int page_size, int num_page
         }
     }
     const uint64_t dims[3] = {uint64_t(MLA_DECODE_D_QK), uint64_t(page_size), uint64_t(num_pages)};
-    const uint64_t strides[2] = {uint64_t(MLA_DECODE_D_QK) * 2, uint64_t(stride_page) * 2};
-    const uint32_t box[3] = {64, uint32_t(page_size < 64 ? page_size : 64), 1};
+    const uint64_t strides[2] = {uint64_t(MLA_DECODE_D_QK * eb), uint64_t(stride_page * eb)};
+    const uint32_t box[3] = {uint32_t(128 / eb), uint32_t(page_size < 64 ? page_size : 64), 1};
     alignas(128) uint64_t map[16] = {};  // the driver writes a 64-byte aligned CUtensorMap
     mla_context::TensorMapEntry e;
-    e.ok = ctx->runtime->encode_tensor_map_bf16(map, kv, 3, dims, strides, box, unsigned(l2));
+    e.ok = ctx->runtime->encode_tensor_map(map, int(eb), kv, 3, dims, strides, box, unsigned(l2));
     std::memcpy(e.map, map, sizeof map);
     std::memcpy(out, map, sizeof out);
     std::lock_guard<std::mutex> lock(ctx->mutex);
@@ -373,18 +375,20 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                                   << d.decode_row->knl_name << " launch_threads " << d.threads
                                   << " / launch_smem " << d.smem << ", the kernel is built for "
                                   << want_threads << " / " << want_smem);
-    // launch_kv_tma 1: the kernel loads bf16 KV tiles by TMA through a tensor map of the cache
+    // launch_kv_tma 1: the kernel loads KV tiles by TMA through a tensor map of the cache
     // (kv_load.cuh); allowed on the kernels it was verified on: the transposed bf16-KV kernels of
-    // 16 and 32 rows (issue_tile_tma) and the qm bf16 kernel of 64 rows, whose TMA body is a
-    // different schedule (decode_qm_tma.cuh; docs/performance.md, session 8). The 64-row wg kernel
-    // has no table row.
+    // 16 and 32 rows (issue_tile_tma), the qm bf16 kernel of 64 rows, whose TMA body is a
+    // different schedule (decode_qm_tma.cuh; docs/performance.md, session 8), and the qm fp8
+    // kernel of 64 rows, whose TMA body runs S on the fp8 tensor cores (decode_qm8.cuh; session
+    // 20). The 64-row wg kernel has no table row.
     const bool kv_tma = launch_flag(*d.decode_row, "launch_kv_tma", lr.kv_tma);
     MLA_CHECK(!kv_tma || kn == "mla_decode_wg_bf16_bf16_m16" || kn == "mla_decode_wg_bf16_bf16_m32" ||
                   kn == "mla_decode_wg_bf16_bf16_m16_fused" || kn == "mla_decode_wg_bf16_bf16_m32_fused" ||
-                  kn == "mla_decode_qm_bf16_bf16_m64",
+                  kn == "mla_decode_qm_bf16_bf16_m64" || kn == "mla_decode_qm_fp8_fp8_m64",
               MLA_ERROR_TABLE,
               d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma 1 needs a kernel whose TMA loads are verified "
-                                    "(mla_decode_wg_bf16_bf16_m16 / _m32 and their _fused builds, mla_decode_qm_bf16_bf16_m64), not " << kn);
+                                    "(mla_decode_wg_bf16_bf16_m16 / _m32 and their _fused builds, mla_decode_qm_bf16_bf16_m64, "
+                                    "mla_decode_qm_fp8_fp8_m64), not " << kn);
     // launch_kv_tma_l2: the tensor map's L2 promotion in bytes, 0 (none), 64, 128 or 256 (absent:
     // 256, the setting of sessions 6-9). Every shipped row says 0 since session 10: at 256 the TMA
     // box pattern streamed 4-9% slower (docs/performance.md, session 10)
@@ -514,7 +518,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     // multiples of 16 bytes) are argument checks above. Otherwise, or where the runtime has no
     // tensor maps, the same kernel loads by cp.async (p.kv_tma = 0).
     if (kv_tma && a.num_pages > 0 && a.page_size >= 8)
-        p.kv_tma = kv_tensor_map(ctx, a.kv_cache, a.page_size, a.num_pages, kvsp, kv_l2, p.kv_tmap) ? 1 : 0;
+        p.kv_tma = kv_tensor_map(ctx, a.kv_cache, kv8, a.page_size, a.num_pages, kvsp, kv_l2, p.kv_tmap) ? 1 : 0;
 
     mla_reduce_params& rp = d.reduce;
     rp.partial_out = pout;

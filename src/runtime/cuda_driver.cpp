@@ -85,6 +85,7 @@ static_assert(sizeof(CUlaunchAttribute) == 72 && offsetof(CUlaunchAttribute, val
 
 // cuTensorMapEncodeTiled's enum values that libmla passes (CUtensorMapDataType,
 // CUtensorMapSwizzle, CUtensorMapL2promotion of the CUDA 12 driver API).
+constexpr int CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0;
 constexpr int CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9;
 constexpr int CU_TENSOR_MAP_SWIZZLE_128B = 3;
 constexpr int CU_TENSOR_MAP_L2_PROMOTION_NONE = 0;
@@ -298,11 +299,10 @@ public:
         return ms;
     }
 
-    bool encode_tensor_map_bf16(void* map, const void* base, unsigned rank, const uint64_t* dims,
-                                const uint64_t* strides_bytes, const uint32_t* box,
-                                unsigned l2_promotion_bytes) override {
+    bool encode_tensor_map(void* map, int elem_bytes, const void* base, unsigned rank, const uint64_t* dims,
+                           const uint64_t* strides_bytes, const uint32_t* box, unsigned l2_promotion_bytes) override {
         check_pid();
-        if (!tensor_map_encode_) return false;
+        if (!tensor_map_encode_ || (elem_bytes != 1 && elem_bytes != 2)) return false;
         int promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
         switch (l2_promotion_bytes) {
             case 0: break;
@@ -312,9 +312,10 @@ public:
             default: return false;
         }
         const uint32_t ones[5] = {1, 1, 1, 1, 1};
-        return tensor_map_encode_(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, const_cast<void*>(base), dims,
-                                  strides_bytes, box, ones, 0 /* interleave none */, CU_TENSOR_MAP_SWIZZLE_128B,
-                                  promotion, 0 /* no OOB fill */) == CUDA_SUCCESS;
+        const int type = elem_bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+        return tensor_map_encode_(map, type, rank, const_cast<void*>(base), dims, strides_bytes, box, ones,
+                                  0 /* interleave none */, CU_TENSOR_MAP_SWIZZLE_128B, promotion,
+                                  0 /* OOB fill none: zeros */) == CUDA_SUCCESS;
     }
 
 private:
@@ -506,7 +507,7 @@ void CudaDriver::load() {
         load_message = "CUDA driver " + path_ + " lacks entry points libmla needs:\n" + missing;
     }
     if (!resolve("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&tensor_map_encode_)).empty())
-        tensor_map_encode_ = nullptr;  // optional (encode_tensor_map_bf16 returns false)
+        tensor_map_encode_ = nullptr;  // optional (encode_tensor_map returns false)
 }
 
 }  // namespace

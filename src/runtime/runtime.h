@@ -93,18 +93,19 @@ public:
             launch(f, grid, block, dynamic_shared, stream, args, args_bytes);
     }
 
-    // A TMA tensor map (CUDA: cuTensorMapEncodeTiled) of a bf16 tensor in device memory, written to
-    // `map` (128 bytes, 128-byte aligned): `rank` (<= 5) dims, innermost first, of dims[i]
-    // elements; strides_bytes[i] bytes between consecutive indices of dim i + 1 (rank - 1
-    // values); boxes of box[i] elements; 128-byte swizzle, L2 promotion of l2_promotion_bytes
-    // (0 none, 64, 128 or 256: how much the L2 fetches per request), no out-of-bounds fill.
-    // Returns false where the runtime has no tensor maps (HIP, a CUDA driver without the entry
-    // point: this default), the promotion is none of those, or the driver refuses the arguments;
-    // the caller then loads another way.
-    virtual bool encode_tensor_map_bf16(void* map, const void* base, unsigned rank, const uint64_t* dims,
-                                        const uint64_t* strides_bytes, const uint32_t* box,
-                                        unsigned l2_promotion_bytes) {
-        (void)map, (void)base, (void)rank, (void)dims, (void)strides_bytes, (void)box, (void)l2_promotion_bytes;
+    // A TMA tensor map (CUDA: cuTensorMapEncodeTiled) of a tensor in device memory whose elements
+    // are elem_bytes wide (2: bf16, 1: bytes, e.g. fp8 e4m3fn codes), written to `map` (128 bytes,
+    // 128-byte aligned): `rank` (<= 5) dims, innermost first, of dims[i] elements; strides_bytes[i]
+    // bytes between consecutive indices of dim i + 1 (rank - 1 values); boxes of box[i] elements;
+    // 128-byte swizzle, L2 promotion of l2_promotion_bytes (0 none, 64, 128 or 256: how much the
+    // L2 fetches per request); out-of-bounds elements of a box land as zeros. Returns false where
+    // the runtime has no tensor maps (HIP, a CUDA driver without the entry point: this default),
+    // elem_bytes or the promotion is none of those, or the driver refuses the arguments; the
+    // caller then loads another way.
+    virtual bool encode_tensor_map(void* map, int elem_bytes, const void* base, unsigned rank, const uint64_t* dims,
+                                   const uint64_t* strides_bytes, const uint32_t* box, unsigned l2_promotion_bytes) {
+        (void)map, (void)elem_bytes, (void)base, (void)rank, (void)dims, (void)strides_bytes, (void)box,
+            (void)l2_promotion_bytes;
         return false;
     }
 

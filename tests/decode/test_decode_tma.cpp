@@ -1,4 +1,4 @@
-// test_decode_tma.cpp - the TMA loads of bf16 KV tiles on the fake CUDA runtime (no GPU): where
+// test_decode_tma.cpp - the TMA loads of KV tiles on the fake CUDA runtime (no GPU): where
 // the table row says launch_kv_tma 1 the launch passes a tensor map of the cache (geometry, the
 // memo per cache, a driver that refuses it, an empty cache, the L2 promotion launch_kv_tma_l2
 // asks for), and a row that the kernel cannot honour is a table error. The kernels' side: codeobjects/sm_90a/decode/kv_load.cuh (issue_tile_tma), docs/kernels.md.
@@ -14,9 +14,11 @@
 
 using namespace decode_test;
 
-TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the bf16 KV cache", "[decode][tma]") {
+TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the KV cache", "[decode][tma]") {
     // kv_tma and the map's geometry per shape: bf16 KV on the transposed kernels (16, 32 heads) and
-    // the qm kernel (64, 128 heads) at page size >= 8; page sizes 1 and 4 and fp8 KV load by cp.async
+    // the qm kernel (64, 128 heads) at page size >= 8, and fp8 Q with fp8 KV on the qm kernel (64-row
+    // tiles: a map of bytes, boxes of 128 columns, decode_qm8.cuh); page sizes 1 and 4, bf16 Q with
+    // fp8 KV, and fp8 KV on 16-row tiles load otherwise
     struct K {
         int H, ps;
         mla_dtype q, kv;
@@ -28,7 +30,10 @@ TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the bf16 K
                     {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},  {16, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
                     {128, 16, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1}, {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
                     {64, 4, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},
-                    {16, 64, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 0}};
+                    {16, 64, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 0},
+                    {64, 64, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 1},
+                    {128, 16, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 1},
+                    {64, 4, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 0}};
     for (const K& k : ks) {
         INFO("heads " << k.H << " page " << k.ps << " " << mla_dtype_string(k.q) << "/" << mla_dtype_string(k.kv));
         fake_rt_reset();
@@ -41,28 +46,29 @@ TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the bf16 K
         CHECK(p.kv_tma == k.tma);
         CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == k.tma);
         if (k.tma) {
+            const unsigned eb = k.kv == MLA_DTYPE_FP8_E4M3FN ? 1 : 2;  // bytes per KV element
             uint64_t head[2];
             std::memcpy(head, p.kv_tmap, sizeof head);
             CHECK(head[0] == FAKE_RT_TENSOR_MAP_MAGIC);
             CHECK(head[1] == uint64_t(reinterpret_cast<uintptr_t>(c.a.kv_cache)));
             const fake_rt_tensor_map_record* t = fake_rt_last_tensor_map();
             REQUIRE(t != nullptr);
-            CHECK(t->data_type == 9);  // bf16
+            CHECK(t->data_type == (eb == 1 ? 0 : 9));  // CU_TENSOR_MAP_DATA_TYPE_UINT8 / BFLOAT16
             CHECK(t->rank == 3);
             CHECK(t->base == c.a.kv_cache);
             CHECK(t->dims[0] == 576);
             CHECK(t->dims[1] == unsigned(k.ps));
             CHECK(t->dims[2] == unsigned(c.a.num_pages));
-            CHECK(t->strides[0] == 1152);
-            CHECK(t->strides[1] == uint64_t(p.kv_stride_page) * 2);
-            CHECK(t->box[0] == 64);
+            CHECK(t->strides[0] == 576 * eb);
+            CHECK(t->strides[1] == uint64_t(p.kv_stride_page) * eb);
+            CHECK(t->box[0] == 128 / eb);  // 128 bytes: the swizzle's row
             CHECK(t->box[1] == unsigned(k.ps < 64 ? k.ps : 64));
             CHECK(t->box[2] == 1);
             CHECK(t->element_strides[0] == 1);
             CHECK(t->swizzle == 3);  // 128-byte swizzle: the kernels' tile layout
             CHECK(t->l2_promotion == 0);  // none: the shipped rows' launch_kv_tma_l2 0 (session 10)
             CHECK(t->interleave == 0);
-            CHECK(t->oob_fill == 0);
+            CHECK(t->oob_fill == 0);  // zeros: an fp8 row's last box reaches 64 bytes past it
             // the same cache again: the map is not encoded again
             REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
             CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == 1);

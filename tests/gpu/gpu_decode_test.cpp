@@ -9,12 +9,14 @@
 // 1..4, page sizes 1/16/64, ragged qo lengths (some 0), zero-length KV, permuted pages, NaN in
 // every KV slot no request owns, both page-table forms, long contexts that split (reducer); and
 // the TMA loads of bf16 tiles at pages 8/32/128/256 and with many works per CTA, on the
-// transposed kernels (16, 32 rows) and the qm TMA body (64, 128 heads) (22 cases, 10 in --quick);
+// transposed kernels (16, 32 rows), the qm TMA body (64, 128 heads) and the qm fp8 body (fp8 Q and
+// KV: 64, 128 heads, 16 heads x MTP 4) (37 cases, 15 in --quick);
 // a page id outside the cache at 16 and at 64 heads.
 // Tolerances (docs/kernels.md): FlashMLA's for every dtype pair (out abs 8e-4 or rel 1.6%, LSE
 // abs 1e-6 or rel 1.2e-4; tolerance_for): fp8 inputs are widened exactly, so fp8 cases differ
 // from the reference (fed the same fp8 codes) only as bf16 cases do, except that fp8 Q with fp8
-// KV at up to 16 rows (mla_decode_ra_fp8_*) sums S on the fp8 tensor cores: LSE abs floor 2e-4.
+// KV at up to 16 rows (mla_decode_ra_fp8_*) and at 64 rows (mla_decode_qm_fp8_fp8_*, the TMA body)
+// sum S on the fp8 tensor cores: LSE abs floor 2e-4.
 // bf16 Q times 2^-40 .. 2^20 with fp8 KV on 16-row tiles (6 cases, each checked to route to the
 // register-A bf16-Q kernel: its per-work f16 exponent, k > 0 and k < 0, MTP, splits).
 // fp32 out (out_dtype, the context-parallel partials): 6 cases, every dtype pair, the reducer
@@ -341,19 +343,21 @@ int main(int argc, char** argv) {
                     report(s, r, "split ");
                     if (r.ok) covered.insert({d, mm, causal, lse});
                 }
-    // TMA loads of bf16 tiles (the launch_kv_tma rows: the transposed kernels at 16 and 32 rows,
-    // the qm TMA body at 64 and 128 heads) at the page sizes the main grid does not draw: several
+    // TMA loads (the launch_kv_tma rows: bf16 tiles on the transposed kernels at 16 and 32 rows and
+    // the qm TMA body at 64 and 128 heads; fp8 Q and KV on the qm fp8 body, decode_qm8.cuh, at 64
+    // and 128 heads and 16 heads x MTP 4) at the page sizes the main grid does not draw: several
     // page runs per tile (8, 32), tiles inside a page (128, 256: boxes at page offsets 64, 128,
     // ...), with NaN past each length and in unused slots; then many short works per CTA, whose
-    // tile counts are odd and even in turn (the slots' mbarrier parity, and the qm TMA body's
+    // tile counts are odd and even in turn (the slots' mbarrier parity, and the qm TMA bodies'
     // named barriers, carried across works)
     {
         const int tma_pages[4] = {8, 32, 128, 256};
-        const int tma_shapes[5][2] = {{16, 1}, {32, 1}, {16, 2}, {64, 1}, {128, 1}};
+        const int tma_shapes[8][2] = {{16, 1}, {32, 1}, {16, 2}, {64, 1}, {128, 1}, {64, 1}, {128, 1}, {16, 4}};
         for (int pi = 0; pi < 4; ++pi)
-            for (int si = 0; si < 5; ++si) {
-                if (quick && si != 0 && si != 3) continue;
+            for (int si = 0; si < 8; ++si) {
+                if (quick && si != 0 && si != 3 && si != 5) continue;
                 Spec s;
+                if (si >= 5) s.q_dtype = s.kv_dtype = MLA_DTYPE_FP8_E4M3FN;  // the qm fp8 body
                 s.heads = tma_shapes[si][0];
                 s.qlen = tma_shapes[si][1];
                 s.causal = true;
@@ -368,11 +372,13 @@ int main(int argc, char** argv) {
                 report(s, run_case(ctx, s), "tma ");
             }
         // (heads, qlen, requests with no KV): 16, 64 and 32 rows (M = 32 also as 16 heads x MTP 2
-        // at page 16), the last two with works that have no tile
-        const int many[4][3] = {{16, 1, 0}, {64, 1, 0}, {32, 1, 1}, {16, 2, 1}};
-        for (int mi = 0; mi < 4; ++mi) {
-            if (quick && mi >= 2) continue;
+        // at page 16), the last two with works that have no tile; then 64 heads in fp8 (the qm fp8
+        // body: a ring of 4 slots and 4 copies of its named barriers, so tile counts mod 4 matter)
+        const int many[5][3] = {{16, 1, 0}, {64, 1, 0}, {32, 1, 1}, {16, 2, 1}, {64, 1, 1}};
+        for (int mi = 0; mi < 5; ++mi) {
+            if (quick && mi >= 2 && mi != 4) continue;
             Spec s;
+            if (mi == 4) s.q_dtype = s.kv_dtype = MLA_DTYPE_FP8_E4M3FN;
             s.heads = many[mi][0];
             s.qlen = many[mi][1];
             s.batch = s.heads == 64 ? 300 : 600;

@@ -132,18 +132,19 @@ __device__ __forceinline__ void chunk_to_f16(const uint4 x, uint32_t (&f)[8]) {
     }
 }
 
-// V^T fragments of one 16-token k-step: x0, x1 = this thread's dims 16 G .. 16 G + 15 of tokens
-// t and t + 1 (t = 16 kt + 2 q), x8, x9 of tokens t + 8, t + 9. a[mb] = the 4 f16x2 registers of
-// m-block mb: rows (dims 16 G + 2 mb, + 1) x tokens (t, t + 1), then (t + 8, t + 9).
-__device__ __forceinline__ void v_fragments(const uint4 x0, const uint4 x1, const uint4 x8, const uint4 x9,
-                                            uint32_t (&a)[8][4]) {
-    const uint32_t lo0[4] = {x0.x, x0.y, x0.z, x0.w}, lo1[4] = {x1.x, x1.y, x1.z, x1.w};
-    const uint32_t hi0[4] = {x8.x, x8.y, x8.z, x8.w}, hi1[4] = {x9.x, x9.y, x9.z, x9.w};
+// V^T fragments of one 16-token k-step from W 4-byte words of each of four token rows: x0, x1 =
+// this thread's 4 W dims of tokens t and t + 1, x8, x9 of tokens t + 8, t + 9. a[mb] (mb < 2 W) =
+// the 4 f16x2 registers of m-block mb: rows (dims 2 mb, 2 mb + 1 of the thread's run) x tokens
+// (t, t + 1), then (t + 8, t + 9). W = 4: the register-A kernel (16 dims); W = 2: the fp8 qm
+// body (8 dims a warpgroup half, decode_qm8.cuh).
+template <int W>
+__device__ __forceinline__ void v_fragments_w(const uint32_t (&x0)[W], const uint32_t (&x1)[W], const uint32_t (&x8)[W],
+                                              const uint32_t (&x9)[W], uint32_t (&a)[2 * W][4]) {
 #pragma unroll
-    for (int wd = 0; wd < 4; ++wd) {
+    for (int wd = 0; wd < W; ++wd) {
         // bytes (dim 4 wd + c of token t, of token t + 1) for c = 0, 1 and c = 2, 3
-        const uint32_t l01 = prmt(lo0[wd], lo1[wd], 0x5140), l23 = prmt(lo0[wd], lo1[wd], 0x7362);
-        const uint32_t h01 = prmt(hi0[wd], hi1[wd], 0x5140), h23 = prmt(hi0[wd], hi1[wd], 0x7362);
+        const uint32_t l01 = prmt(x0[wd], x1[wd], 0x5140), l23 = prmt(x0[wd], x1[wd], 0x7362);
+        const uint32_t h01 = prmt(x8[wd], x9[wd], 0x5140), h23 = prmt(x8[wd], x9[wd], 0x7362);
         a[2 * wd][0] = e4m3x2_to_f16x2(l01);
         a[2 * wd][1] = e4m3x2_to_f16x2(l01 >> 16);
         a[2 * wd][2] = e4m3x2_to_f16x2(h01);
@@ -153,6 +154,16 @@ __device__ __forceinline__ void v_fragments(const uint4 x0, const uint4 x1, cons
         a[2 * wd + 1][2] = e4m3x2_to_f16x2(h23);
         a[2 * wd + 1][3] = e4m3x2_to_f16x2(h23 >> 16);
     }
+}
+
+// The register-A kernel's V^T fragments (v_fragments_w<4>): x0, x1 = this thread's dims
+// 16 G .. 16 G + 15 of tokens t and t + 1 (t = 16 kt + 2 q), x8, x9 of tokens t + 8, t + 9;
+// a[mb] = rows (dims 16 G + 2 mb, + 1).
+__device__ __forceinline__ void v_fragments(const uint4 x0, const uint4 x1, const uint4 x8, const uint4 x9,
+                                            uint32_t (&a)[8][4]) {
+    const uint32_t lo0[4] = {x0.x, x0.y, x0.z, x0.w}, lo1[4] = {x1.x, x1.y, x1.z, x1.w};
+    const uint32_t hi0[4] = {x8.x, x8.y, x8.z, x8.w}, hi1[4] = {x9.x, x9.y, x9.z, x9.w};
+    v_fragments_w<4>(lo0, lo1, hi0, hi1, a);
 }
 
 // Byte offset of logical 4-byte word L of staged Q row `row` (128-byte swizzle, blocks of N rows):

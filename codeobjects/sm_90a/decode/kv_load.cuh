@@ -256,13 +256,17 @@ __device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla
 // mbarrier), but only this CTA's share of a run's boxes is issued (`rank` 0: blocks 0..4, 1:
 // 5..8), each multicast into both CTAs' slot. kBlocks (TPT = 2; the qm seesaw body,
 // decode_qm_ss.cuh): only the 64-column blocks b with bit b set, their bytes on bar; kFlags
-// false: tok is not written (the issuer of the tile's other blocks writes the flags).
-template <int TPT, bool kPair = false, unsigned kBlocks = 0x1FFu, bool kFlags = true>
+// false: tok is not written (the issuer of the tile's other blocks writes the flags). kCols 128
+// (TPT = 2, kBlocks 0x1F; the fp8 qm body, decode_qm8.cuh): an fp8 cache whose tensor map has
+// boxes of {128 bytes, min(page_size, 64), 1}: 5 boxes per run, at columns 128 b, the last one
+// half past the row (its 64 out-of-bounds bytes land as zeros); the same 8 KB per block.
+template <int TPT, bool kPair = false, unsigned kBlocks = 0x1FFu, bool kFlags = true, int kCols = 64>
 __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, const mla_dec::Work& w, int tile,
                                                    int n_tiles, int stage, uint32_t slot, int* tok, uint32_t bar,
                                                    const PagePrefetch& pf, uint32_t* zero, int t, uint32_t rank = 0) {
     static_assert(!kPair || TPT == 2, "the pair issues by one warpgroup");
     static_assert(kBlocks == 0x1FFu || (TPT == 2 && !kPair), "a block subset is issued by one warpgroup");
+    static_assert(kCols == 64 || (kCols == 128 && kBlocks == 0x1Fu && !kPair), "fp8 boxes: five, no pair");
     constexpr int kBlockCount = popcount_c(kBlocks);
     if (tile >= n_tiles || (TPT != 4 && (t & (TPT - 1)))) return;
     const int lt = t >> (TPT == 4 ? 2 : 1), sub = TPT == 4 ? t & 3 : 0;
@@ -281,7 +285,7 @@ __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, c
 #pragma unroll
             for (int b = 0; b < 9; ++b)
                 if ((kBlocks >> b) & 1u)
-                    tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar);
+                    tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, kCols * b, j & (psz - 1), pf.page, bar);
         }
     } else {
         mbar_arrive(bar);

@@ -1,0 +1,359 @@
+// decode_qm8.cuh - the qm kernel's body for fp8 Q and fp8 KV loaded by TMA (64-row tiles: 64 and 128
+// heads, MTP with heads x tokens up to 64), on the fp8 tensor cores. decode_qm.cuh's cp.async body
+// widens every fp8 tile to bf16 in shared memory and runs bf16 MMAs in lock step (two CTA
+// barriers per tile); here no tile is widened in shared memory:
+//   S [64 rows x 64 tokens] = Q . K^T      18 x wgmma.m64n64k32.e4m3 (both operands fp8, K-major,
+//                                          128-byte swizzle, straight from the TMA boxes), by
+//                                          warpgroup 0; exact products, fp32 accumulators (Hopper
+//                                          adds fp8 products with fewer mantissa bits: two chains)
+//   softmax in registers (qm_common.cuh, the rows' layout of the bf16 qm bodies); P^T (f16, K-major)
+//                                          into the tile's rope block, dead once S is done
+//   O^T [512 dims x 64 rows] += V^T . P^T   f16 wgmma.m64n64k16 with A = V^T fragments built in
+//                                          registers from the raw fp8 rows (exact e4m3 -> f16, as the
+//                                          register-A kernel does, decode_ra.cuh) and B = P^T; warpgroup
+//                                          w keeps dims 256 w .. 256 w + 255 (4 m-blocks, 128 fp32
+//                                          registers a thread)
+// A tile is 5 TMA boxes of 64 tokens x 128 bytes (40 KB: dims 0..511 in blocks 0-3, the rope in the
+// first half of block 4), so the ring holds 4 tiles (3 in flight while one is computed) beside Q
+// (fp8, 40 KB). Per tile t (slot t % 4):
+//   warpgroup 0:  waits for the tile; S(t); softmax; P^T(t) and alpha(t) stored; barrier PREADY(t);
+//                 its O^T half; barrier EMPTY(t) (its share of the slot is free);
+//   warpgroup 1:  syncs on PREADY(t); its O^T half; syncs on EMPTY(t) and issues tile t + 4 into the
+//                 slot (issue_tile_tma_tpt, 2 threads per token, the page looked up a tile ahead).
+// Named barriers PREADY and EMPTY in 4 copies (by t % 4): an id is reused 4 tiles later only after
+// the other side passed it (tile t + 4 lands only after warpgroup 1 passed EMPTY(t), after
+// PREADY(t)). Masked keys (past the work's end, bad pages; flagged by the issuer) are masked in S
+// and their V bytes replaced by zeros in the fragments, so stale or NaN bytes never reach P.V.
+// Dispatched by decode_qm_dispatch where the host encoded the cache's fp8 tensor map (p.kv_tma:
+// table launch_kv_tma 1, page size >= 8); otherwise the cp.async body runs. Design and measurements:
+// docs/kernels.md, docs/performance.md (session 20).
+#pragma once
+#include "decode/decode_ra.cuh"  // prmt, e4m3 -> f16x2, v_fragments_w
+#include "decode/kv_load.cuh"
+#include "decode/qm_common.cuh"
+
+// Independent accumulator chains of S (k-step kk goes to chain kk % N, summed in fp32): each chain
+// adds half the fp8 products on the tensor cores (precision, decode_ra.cuh's file comment).
+#ifndef MLA_QM8_SCHAINS
+#define MLA_QM8_SCHAINS 2
+#endif
+
+namespace mla_q8 {
+
+using namespace mla_wg;
+
+constexpr int kSlots = 4;            // ring of fp8 tiles
+constexpr int kBlk8 = kTN * 128;     // one 128-column block of an fp8 tile: 64 rows x 128 B
+constexpr int kTile8 = 5 * kBlk8;    // an fp8 tile: 5 blocks (the last one half past the row)
+constexpr int kSSteps = kD / 32;     // k-steps of S (32 fp8 dims each)
+
+struct CfgQM8 {
+    static constexpr int OFF_Q = 0;                          // Q fp8, 5 swizzled blocks of 64 rows
+    static constexpr int OFF_KV = 5 * kBlk8;                 // ring [kSlots]; P^T(t) in block 4 of its slot
+    static constexpr int OFF_AL = OFF_KV + kSlots * kTile8;  // alpha [kSlots][64]
+    static constexpr int OFF_LX = OFF_AL + kSlots * 64 * 4;  // the rows' l [64] (epilogue)
+    static constexpr int OFF_TOK = OFF_LX + 64 * 4;          // token flags [kSlots][64]
+    static constexpr int OFF_BAR = OFF_TOK + kSlots * kTN * 4;  // mbarriers [kSlots]
+    static constexpr int SMEM = OFF_BAR + kSlots * 8;
+    static_assert(SMEM <= mla_decode_qm_smem_bytes(true), "more than the qm rows' launch_smem");
+    static_assert(64 * kOPitch * 4 <= kSlots * kTile8, "output staging does not fit the ring");
+    static_assert(OFF_KV % 1024 == 0 && kTile8 % 1024 == 0, "swizzle atoms");
+};
+
+// named barriers of this body (0 is __syncthreads): PREADY + t % 4, EMPTY + t % 4, warpgroup 0
+constexpr int kBarPReady = 1, kBarEmpty = 5, kBarWg0 = 9;
+
+// D[64 x 64] (+)= A . B, e4m3 x e4m3 -> fp32, both operands K-major in shared memory, given by
+// their descriptors' low words and common high word (as wgmma_n64_ss_lo, qm_common.cuh).
+__device__ __forceinline__ void wgmma_n64_e4m3_ss_lo(float (&d)[32], uint32_t alo, uint32_t blo, uint32_t hi,
+                                                     int acc) {
+    asm volatile(
+        "{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, %35, 0;\n"
+        "mov.b64 da, {%32, %34};\nmov.b64 db, {%33, %34};\n"
+        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {"
+        "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
+        "da, db, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(alo), "r"(blo), "r"(hi), "r"(acc));
+}
+
+// D[64 x 64] += A . B, f16 x f16 -> fp32, A (64 x 16) from registers, B (K-major) by descriptor.
+__device__ __forceinline__ void wgmma_n64_f16_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t b) {
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+        "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
+        "{%32,%33,%34,%35}, %36, 1, 1, 1, 0;\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+
+// Work w's fp8 Q rows -> shared memory at qbase (5 blocks of 64 rows x 128 B, 128-byte swizzle:
+// the K-major layout of the S MMAs' A operand), by cp.async, one commit group (the caller waits);
+// rows past w.nrows are zero. Block 4 holds the rope in its first 64 bytes; the rest is not read.
+__device__ __forceinline__ void load_q8(const mla_decode_params& p, const mla_dec::Work& w, uint32_t qbase, int tid) {
+    for (int c = tid; c < 64 * (kD / 16); c += 256) {
+        const int row = c / (kD / 16), q = c - row * (kD / 16);
+        const bool ok = row < w.nrows;
+        cp_async16(qbase + sw_off(64, row, q), ok ? q_row<true>(p, w, row) + 16 * q : p.q, ok ? 16 : 0);
+    }
+    cp_commit();
+}
+
+// S [64 x 64] = Q . K^T of the tile at descriptor dK (18 k-steps, MLA_QM8_SCHAINS chains summed in
+// fp32), issued by one warpgroup and waited for.
+__device__ __forceinline__ void s_mma(float (&s)[32], uint64_t dQ, uint64_t dK) {
+    constexpr int NA = MLA_QM8_SCHAINS;
+    float sa[NA][32];
+#pragma unroll
+    for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
+    wg_fence();
+    const uint32_t qlo = uint32_t(dQ), klo = uint32_t(dK);
+#pragma unroll
+    for (int kk = 0; kk < kSSteps; ++kk) {
+        const uint32_t koff = uint32_t(((kk >> 2) * kBlk8 + (kk & 3) * 32) >> 4);
+        wgmma_n64_e4m3_ss_lo(sa[kk % NA], qlo + koff, klo + koff, sw128_desc_hi(1024), kk >= NA ? 1 : 0);
+    }
+    wg_commit();
+    wg_wait0();
+#pragma unroll
+    for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
+#pragma unroll
+    for (int e = 0; e < 32; ++e) {
+        s[e] = sa[0][e];
+#pragma unroll
+        for (int a = 1; a < NA; ++a) s[e] += sa[a][e];
+    }
+}
+
+// P (fp32, qm_softmax_p's layout: rows r0 + 8 ((e >> 1) & 1), tokens 8 (e >> 2) + 2 q + (e & 1)) as
+// f16 P^T [64 rows][64 tokens] at pt: the K-major B operand of the O^T MMAs (128-byte swizzle, one
+// 128-byte row per query row), one 4-byte word per token pair.
+__device__ __forceinline__ void store_pt(char* pt, const float (&s)[32], int r0, int q) {
+#pragma unroll
+    for (int e = 0; e < 32; e += 2) {
+        const int row = r0 + 8 * ((e >> 1) & 1), g = e >> 2;
+        *reinterpret_cast<__half2*>(pt + row * 128 + ((g ^ (row & 7)) << 4) + 4 * q) = __floats2half2_rn(s[e], s[e + 1]);
+    }
+}
+
+// One warpgroup's O^T half (dims 256 wg ..) of a tile: O^T scaled by the rows' alpha (al[64]),
+// then O^T += V^T . P^T over the tile's 4 token steps (4 m-blocks each, A = V^T fragments from the
+// raw fp8 rows of `tile`, B = P^T in its block 4), waited for. The thread's V dims are
+// 256 wg + 8 G .. + 7 (G = 8 warp + lane / 4; m-block mb, rows r0 / r0 + 8: dims 8 G + 2 mb, + 1),
+// one 8-byte word of a swizzled 16-byte chunk per token row. `masked` (uniform over the
+// warpgroup): some token of the tile is flagged 0 in tok[]; its bytes then enter as zeros.
+__device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uint32_t tile_s, int wg, const float* al,
+                                        const int* tok, bool masked) {
+    const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3, q = lane & 3;
+    // O^T columns are query rows 8 j + 2 q + e (accumulator index 4 j + 2 h + e)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        const float2 a2 = *reinterpret_cast<const float2*>(al + 8 * j + 2 * q);
+#pragma unroll
+        for (int mb = 0; mb < 4; ++mb) {
+            o[mb][4 * j] *= a2.x;
+            o[mb][4 * j + 1] *= a2.y;
+            o[mb][4 * j + 2] *= a2.x;
+            o[mb][4 * j + 3] *= a2.y;
+        }
+    }
+#pragma unroll
+    for (int mb = 0; mb < 4; ++mb) reg_fence(o[mb]);
+    // the thread's dims: block 2 wg + wl / 2, chunk 4 (wl & 1) + lane / 8, word pair (lane / 4) & 1;
+    // rows of parity 0 / 1 within the swizzle phase 2 q, 2 q + 1 (tokens 16 ks + 2 q (+ 8), + 1)
+    const int blk = 2 * wg + (wl >> 1), ch = 4 * (wl & 1) + (lane >> 3), hw = (lane >> 2) & 1;
+    const char* r0p = tile + blk * kBlk8 + 2 * q * 128 + (((ch ^ (2 * q)) << 4) + 8 * hw);
+    const char* r1p = tile + blk * kBlk8 + (2 * q + 1) * 128 + (((ch ^ (2 * q + 1)) << 4) + 8 * hw);
+    const uint64_t dP = sw128_desc(tile_s + 4 * kBlk8, 16, 1024);
+    uint32_t va[2][4][4];
+    uint2 vr[2][4];
+    // raw rows of step ks: tokens t, t + 1, t + 8, t + 9 (t = 16 ks + 2 q)
+    auto load_v = [&](int ks, uint2 (&r)[4]) {
+        r[0] = *reinterpret_cast<const uint2*>(r0p + ks * 2048);
+        r[1] = *reinterpret_cast<const uint2*>(r1p + ks * 2048);
+        r[2] = *reinterpret_cast<const uint2*>(r0p + ks * 2048 + 1024);
+        r[3] = *reinterpret_cast<const uint2*>(r1p + ks * 2048 + 1024);
+        if (masked) {
+            const int t = 16 * ks + 2 * q;
+            const int2 f01 = *reinterpret_cast<const int2*>(tok + t), f89 = *reinterpret_cast<const int2*>(tok + t + 8);
+            if (f01.x == 0) r[0] = make_uint2(0, 0);
+            if (f01.y == 0) r[1] = make_uint2(0, 0);
+            if (f89.x == 0) r[2] = make_uint2(0, 0);
+            if (f89.y == 0) r[3] = make_uint2(0, 0);
+        }
+    };
+    load_v(0, vr[0]);
+#pragma unroll
+    for (int ks = 0; ks < kTN / 16; ++ks) {
+        if (ks + 1 < kTN / 16) load_v(ks + 1, vr[(ks + 1) & 1]);
+        if (ks >= 2) wg_wait1();  // step ks - 2 has read va[ks & 1]
+        {
+            const uint2* r = vr[ks & 1];
+            const uint32_t x0[2] = {r[0].x, r[0].y}, x1[2] = {r[1].x, r[1].y};
+            const uint32_t x8[2] = {r[2].x, r[2].y}, x9[2] = {r[3].x, r[3].y};
+            mla_ra::v_fragments_w<2>(x0, x1, x8, x9, va[ks & 1]);
+        }
+        wg_fence();  // the fragment registers were written: order them before the wgmmas
+#pragma unroll
+        for (int mb = 0; mb < 4; ++mb) wgmma_n64_f16_rs(o[mb], va[ks & 1][mb], dP + uint64_t((ks * 32) >> 4));
+        wg_commit();
+    }
+    wg_wait0();
+#pragma unroll
+    for (int mb = 0; mb < 4; ++mb) reg_fence(o[mb]);
+}
+
+// The epilogue of a work (all 256 threads; every MMA of the work waited for): warpgroup 0's row
+// sums over the quad into lx[64] and the LSE, then o = O^T / l * kv_scale (0 for a row with no key)
+// staged as fp32 rows in obuf ([64][kOPitch], the idle ring) and written out (store_rows).
+__device__ __forceinline__ void epilogue(const mla_decode_params& p, const mla_dec::Work& w, float* obuf, float* lx,
+                                         const float (&o)[4][32], const float (&l_run)[2], const float (&m_run)[2],
+                                         float kvsc) {
+    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wl = (tid >> 5) & 3, q = lane & 3;
+    if (wg == 0) {
+        const int r0 = 16 * wl + (lane >> 2);
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            float lt = l_run[i] + __shfl_xor_sync(0xffffffffu, l_run[i], 1);
+            lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+            const int row = r0 + 8 * i;
+            if (q == 0) {
+                lx[row] = lt;
+                if (row < w.nrows) store_lse(p, w, row, lt > 0.f ? (m_run[i] + __log2f(lt)) * kLn2 : -INFINITY);
+            }
+        }
+    }
+    __syncthreads();  // every MMA and load done, the ring free; the sums visible
+    const int dcol = 256 * wg + 8 * (8 * wl + (lane >> 2));
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const int row = 8 * j + 2 * q + e;
+            const float l = lx[row], inv = l > 0.f ? kvsc / l : 0.f;
+            const int i0 = 4 * j + e, i1 = 4 * j + 2 + e;  // dims 2 mb, 2 mb + 1 of the thread's run
+            float* dst = obuf + row * kOPitch + dcol;
+            *reinterpret_cast<float4*>(dst) = make_float4(o[0][i0] * inv, o[0][i1] * inv, o[1][i0] * inv, o[1][i1] * inv);
+            *reinterpret_cast<float4*>(dst + 4) =
+                make_float4(o[2][i0] * inv, o[2][i1] * inv, o[3][i0] * inv, o[3][i1] * inv);
+        }
+    __syncthreads();  // staged output visible
+    store_rows(p, w, obuf, tid);
+}
+
+template <int M>
+__device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char* smem) {
+    using C = CfgQM8;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
+    const int wt = tid & 127, q = lane & 3;
+    if (!launch_ok(p, smem, C::SMEM)) return;
+    const uint32_t sbase = smem_u32(smem);
+    float* alx = reinterpret_cast<float*>(smem + C::OFF_AL);  // [kSlots][64]
+    int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);   // [kSlots][64]
+    const uint32_t bar0 = sbase + C::OFF_BAR;
+    if (tid < kSlots) mbar_init(bar0 + 8 * tid, 64);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    uint32_t phase = 0;  // bit s: the parity of slot s's next fill, as this warpgroup has waited
+
+    const float qsc = p.q_scale ? *p.q_scale : 1.0f;
+    const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
+    const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
+    const int r0 = 16 * wl + (lane >> 2), cq = 2 * q;  // warpgroup 0's S rows r0, r0 + 8; columns cq, cq + 1
+    const uint64_t dQ = sw128_desc(sbase + C::OFF_Q, 16, 1024);
+    auto slot = [&](int s) { return C::OFF_KV + s * kTile8; };  // byte offset of ring slot s
+
+    const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
+    for (int wi = w_begin; wi < w_end; ++wi) {
+        mla_dec::Work w;
+        if (!mla_dec::load_work(p, wi, M, w)) continue;
+        const int n_tiles = w.tiles(kTN);
+
+        fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
+        __syncthreads();      // the previous work's epilogue is done with shared memory (and mbarrier init)
+        PagePrefetch pf;      // warpgroup 1: the page of the tile it issues next
+        auto issue = [&](int tile, int s, const PagePrefetch& pg) {
+            issue_tile_tma_tpt<2, false, 0x1Fu, true, 128>(p, w, tile, n_tiles, 0, sbase + slot(s), tokok + s * kTN,
+                                                           bar0 + 8 * s, pg, nullptr, wt);
+        };
+        if (wg == 1) {
+            PagePrefetch pg[kSlots];
+#pragma unroll
+            for (int s = 0; s < kSlots; ++s) pg[s].fetch(p, w, s, n_tiles, wt >> 1, (wt & 1) == 0);
+#pragma unroll
+            for (int s = 0; s < kSlots; ++s) issue(s, s, pg[s]);
+            pf.fetch(p, w, kSlots, n_tiles, wt >> 1, (wt & 1) == 0);
+        }
+        load_q8(p, w, sbase + C::OFF_Q, tid);
+        float m_run[2], l_run[2];
+        int lim[2];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            m_run[i] = -INFINITY;
+            l_run[i] = 0.f;
+            lim[i] = mla_dec::row_limit(p, w, r0 + 8 * i);
+        }
+        float o[4][32];
+#pragma unroll
+        for (int mb = 0; mb < 4; ++mb)
+#pragma unroll
+            for (int e = 0; e < 32; ++e) o[mb][e] = 0.f;
+        cp_wait<0>();
+        fence_proxy_async();  // Q (cp.async) -> the MMAs' async proxy
+        __syncthreads();
+
+        for (int tile = 0; tile < n_tiles; ++tile) {
+            const int s = tile & (kSlots - 1);
+            char* tp = smem + slot(s);
+            const int* tk = tokok + s * kTN;
+            const float* al = alx + s * 64;
+            bool masked;
+            if (wg == 0) {
+                mbar_wait(bar0 + 8 * s, (phase >> s) & 1);
+                phase ^= 1u << s;
+                float sacc[32], alpha[2], mn[2];
+                s_mma(sacc, dQ, sw128_desc(sbase + slot(s), 16, 1024));
+                uint32_t unused[4][4];
+                masked = qm_softmax_p<false>(sacc, tk, w.tok_begin + tile * kTN, lim, sl2, cq, m_run, mn, alpha, l_run,
+                                             unused);
+                m_run[0] = mn[0];
+                m_run[1] = mn[1];
+                store_pt(tp + 4 * kBlk8, sacc, r0, q);  // S(t) is done with the rope block
+                if (q == 0) {
+                    alx[s * 64 + r0] = alpha[0];
+                    alx[s * 64 + r0 + 8] = alpha[1];
+                }
+                masked = __any_sync(0xffffffffu, masked);  // a quad covers the tile: uniform per warp
+                fence_proxy_async();                       // P^T -> the MMAs' async proxy
+                bar_sync(kBarWg0, 128);                    // P^T and alpha visible within warpgroup 0
+                bar_arrive(kBarPReady + s, 256);
+                pv_half(o, tp, sbase + slot(s), 0, al, tk, masked);
+                fence_proxy_async();  // this thread's reads of the slot before the TMA that refills it
+                if (tile + kSlots < n_tiles) bar_arrive(kBarEmpty + s, 256);
+            } else {
+                bar_sync(kBarPReady + s, 256);  // P^T(tile), alpha(tile)
+                mbar_wait(bar0 + 8 * s, (phase >> s) & 1);  // the tile landed (seen by warpgroup 0 already)
+                phase ^= 1u << s;
+                masked = __any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0);
+                pv_half(o, tp, sbase + slot(s), 1, al, tk, masked);
+                if (tile + kSlots < n_tiles) {
+                    fence_proxy_async();            // this thread's reads of the slot before the TMA writes
+                    bar_sync(kBarEmpty + s, 256);   // warpgroup 0 is done with the slot too
+                    issue(tile + kSlots, s, pf);
+                    pf.fetch(p, w, tile + kSlots + 1, n_tiles, wt >> 1, (wt & 1) == 0);
+                }
+            }
+        }
+        epilogue(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), reinterpret_cast<float*>(smem + C::OFF_LX), o,
+                 l_run, m_run, kvsc);
+    }
+}
+
+}  // namespace mla_q8
