@@ -16,14 +16,20 @@
 // A tile is 5 TMA boxes of 64 tokens x 128 bytes (40 KB: dims 0..511 in blocks 0-3, the rope in the
 // first half of block 4), so the ring holds 4 tiles (3 in flight while one is computed) beside Q
 // (fp8, 40 KB). Per tile t (slot t % 4):
-//   warpgroup 0:  waits for the tile; S(t); softmax; P^T(t) and alpha(t) stored; barrier PREADY(t);
-//                 its O^T half; barrier EMPTY(t) (its share of the slot is free);
+//   warpgroup 0:  waits for the tile; S(t); softmax; P^T(t), alpha(t) and the tile's rescale flags
+//                 stored; barrier PREADY(t); its O^T half; barrier EMPTY(t) (its share of the slot
+//                 is free);
 //   warpgroup 1:  syncs on PREADY(t); its O^T half; syncs on EMPTY(t) and issues tile t + 4 into the
 //                 slot (issue_tile_tma_tpt, 2 threads per token, the page looked up a tile ahead).
-// Named barriers PREADY and EMPTY in 4 copies (by t % 4): an id is reused 4 tiles later only after
-// the other side passed it (tile t + 4 lands only after warpgroup 1 passed EMPTY(t), after
-// PREADY(t)). Masked keys (past the work's end, bad pages; flagged by the issuer) are masked in S
-// and their V bytes replaced by zeros in the fragments, so stale or NaN bytes never reach P.V.
+// The softmax moves the running max lazily (MLA_QM8_LAZY), so alpha is 1 on most tiles and O^T is
+// rescaled only on tiles whose flags say some row's max moved. Named barriers PREADY and EMPTY in
+// 4 copies (by t % 4): an id is reused 4 tiles later only after the other side passed it (tile
+// t + 4 lands only after warpgroup 1 passed EMPTY(t), after PREADY(t)). Masked keys (past the
+// work's end, bad pages; flagged by the issuer) are masked in S and their V bytes replaced by
+// zeros in the fragments, so stale or NaN bytes never reach P.V. Measured variants (session 20,
+// docs/performance.md): the two warpgroups taking turns with S and the softmax (FlashMLA's seesaw
+// idea, the running max handed over through shared memory) was 13% slower at 128 heads; the exact
+// running max 4.5% slower.
 // Dispatched by decode_qm_dispatch where the host encoded the cache's fp8 tensor map (p.kv_tma:
 // table launch_kv_tma 1, page size >= 8); otherwise the cp.async body runs. Design and measurements:
 // docs/kernels.md, docs/performance.md (session 20).
@@ -36,6 +42,10 @@
 // adds half the fp8 products on the tensor cores (precision, decode_ra.cuh's file comment).
 #ifndef MLA_QM8_SCHAINS
 #define MLA_QM8_SCHAINS 2
+#endif
+// The softmax's lazy max (qm_softmax_p kLazy, base-2 units; 0: the running max is the exact max).
+#ifndef MLA_QM8_LAZY
+#define MLA_QM8_LAZY 8
 #endif
 
 namespace mla_q8 {
@@ -51,8 +61,10 @@ struct CfgQM8 {
     static constexpr int OFF_Q = 0;                          // Q fp8, 5 swizzled blocks of 64 rows
     static constexpr int OFF_KV = 5 * kBlk8;                 // ring [kSlots]; P^T(t) in block 4 of its slot
     static constexpr int OFF_AL = OFF_KV + kSlots * kTile8;  // alpha [kSlots][64]
-    static constexpr int OFF_LX = OFF_AL + kSlots * 64 * 4;  // the rows' l [64] (epilogue)
-    static constexpr int OFF_TOK = OFF_LX + 64 * 4;          // token flags [kSlots][64]
+    static constexpr int OFF_MX = OFF_AL + kSlots * 64 * 4;  // the rows' running max [64] (warpgroup 0)
+    static constexpr int OFF_LX = OFF_MX + 64 * 4;           // the rows' l [64] (epilogue)
+    static constexpr int OFF_SF = OFF_LX + 64 * 4;           // rescale flags [kSlots][4 warps]
+    static constexpr int OFF_TOK = OFF_SF + kSlots * 4 * 4;  // token flags [kSlots][64]
     static constexpr int OFF_BAR = OFF_TOK + kSlots * kTN * 4;  // mbarriers [kSlots]
     static constexpr int SMEM = OFF_BAR + kSlots * 8;
     static_assert(SMEM <= mla_decode_qm_smem_bytes(true), "more than the qm rows' launch_smem");
@@ -144,18 +156,18 @@ __device__ __forceinline__ void store_pt(char* pt, const float (&s)[32], int r0,
     }
 }
 
-// One warpgroup's O^T half (dims 256 wg ..) of a tile: O^T scaled by the rows' alpha (al[64]),
-// then O^T += V^T . P^T over the tile's 4 token steps (4 m-blocks each, A = V^T fragments from the
+// One warpgroup's O^T half (dims 256 wg ..) of a tile: O^T scaled by the rows' alpha (al[64]) where
+// `rescale` (uniform: some row's alpha is not 1), then O^T += V^T . P^T over the tile's 4 token steps (4 m-blocks each, A = V^T fragments from the
 // raw fp8 rows of `tile`, B = P^T in its block 4), waited for. The thread's V dims are
 // 256 wg + 8 G .. + 7 (G = 8 warp + lane / 4; m-block mb, rows r0 / r0 + 8: dims 8 G + 2 mb, + 1),
 // one 8-byte word of a swizzled 16-byte chunk per token row. `masked` (uniform over the
 // warpgroup): some token of the tile is flagged 0 in tok[]; its bytes then enter as zeros.
 __device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uint32_t tile_s, int wg, const float* al,
-                                        const int* tok, bool masked) {
+                                        const int* tok, bool masked, bool rescale) {
     const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3, q = lane & 3;
     // O^T columns are query rows 8 j + 2 q + e (accumulator index 4 j + 2 h + e)
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
+    for (int j = 0; j < (rescale ? 8 : 0); ++j) {
         const float2 a2 = *reinterpret_cast<const float2*>(al + 8 * j + 2 * q);
 #pragma unroll
         for (int mb = 0; mb < 4; ++mb) {
@@ -212,26 +224,30 @@ __device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uin
 }
 
 // The epilogue of a work (all 256 threads; every MMA of the work waited for): warpgroup 0's row
-// sums over the quad into lx[64] and the LSE, then o = O^T / l * kv_scale (0 for a row with no key)
-// staged as fp32 rows in obuf ([64][kOPitch], the idle ring) and written out (store_rows).
+// sums over the quad into lx[64] and the LSE (m: the rows' running max, nullptr for a work without
+// a tile), then o = O^T / l * kv_scale (0 for a row with no key) staged as fp32 rows in obuf
+// ([64][kOPitch], the idle ring) and written out (store_rows).
 __device__ __forceinline__ void epilogue(const mla_decode_params& p, const mla_dec::Work& w, float* obuf, float* lx,
-                                         const float (&o)[4][32], const float (&l_run)[2], const float (&m_run)[2],
-                                         float kvsc) {
+                                         const float (&o)[4][32], const float (&l_run)[2], const float* m, float kvsc) {
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wl = (tid >> 5) & 3, q = lane & 3;
+    const int r0 = 16 * wl + (lane >> 2);
     if (wg == 0) {
-        const int r0 = 16 * wl + (lane >> 2);
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
             float lt = l_run[i] + __shfl_xor_sync(0xffffffffu, l_run[i], 1);
             lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-            const int row = r0 + 8 * i;
-            if (q == 0) {
-                lx[row] = lt;
-                if (row < w.nrows) store_lse(p, w, row, lt > 0.f ? (m_run[i] + __log2f(lt)) * kLn2 : -INFINITY);
-            }
+            if (q == 0) lx[r0 + 8 * i] = lt;
         }
     }
     __syncthreads();  // every MMA and load done, the ring free; the sums visible
+    if (wg == 0 && q == 0) {
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            const int row = r0 + 8 * i;
+            const float lt = lx[row];
+            if (row < w.nrows) store_lse(p, w, row, lt > 0.f && m ? (m[row] + __log2f(lt)) * kLn2 : -INFINITY);
+        }
+    }
     const int dcol = 256 * wg + 8 * (8 * wl + (lane >> 2));
 #pragma unroll
     for (int j = 0; j < 8; ++j)
@@ -257,6 +273,8 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
     if (!launch_ok(p, smem, C::SMEM)) return;
     const uint32_t sbase = smem_u32(smem);
     float* alx = reinterpret_cast<float*>(smem + C::OFF_AL);  // [kSlots][64]
+    float* mx = reinterpret_cast<float*>(smem + C::OFF_MX);   // [64]
+    int* sfl = reinterpret_cast<int*>(smem + C::OFF_SF);      // [kSlots][4]
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);   // [kSlots][64]
     const uint32_t bar0 = sbase + C::OFF_BAR;
     if (tid < kSlots) mbar_init(bar0 + 8 * tid, 64);
@@ -292,14 +310,13 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
             pf.fetch(p, w, kSlots, n_tiles, wt >> 1, (wt & 1) == 0);
         }
         load_q8(p, w, sbase + C::OFF_Q, tid);
-        float m_run[2], l_run[2];
+        // warpgroup 0: the rows' running sums, and their running max in mx[64] (written by the
+        // quad's first thread, read by all four after the tile's kBarWg0 barrier: not held in
+        // registers through the O^T MMAs)
+        float l_run[2] = {0.f, 0.f};
         int lim[2];
 #pragma unroll
-        for (int i = 0; i < 2; ++i) {
-            m_run[i] = -INFINITY;
-            l_run[i] = 0.f;
-            lim[i] = mla_dec::row_limit(p, w, r0 + 8 * i);
-        }
+        for (int i = 0; i < 2; ++i) lim[i] = mla_dec::row_limit(p, w, r0 + 8 * i);
         float o[4][32];
 #pragma unroll
         for (int mb = 0; mb < 4; ++mb)
@@ -318,41 +335,47 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
             if (wg == 0) {
                 mbar_wait(bar0 + 8 * s, (phase >> s) & 1);
                 phase ^= 1u << s;
-                float sacc[32], alpha[2], mn[2];
+                float sacc[32], mn[2], alpha[2];
                 s_mma(sacc, dQ, sw128_desc(sbase + slot(s), 16, 1024));
+                const float mprev[2] = {tile ? mx[r0] : -INFINITY, tile ? mx[r0 + 8] : -INFINITY};
                 uint32_t unused[4][4];
-                masked = qm_softmax_p<false>(sacc, tk, w.tok_begin + tile * kTN, lim, sl2, cq, m_run, mn, alpha, l_run,
-                                             unused);
-                m_run[0] = mn[0];
-                m_run[1] = mn[1];
+                masked = qm_softmax_p<false, MLA_QM8_LAZY>(sacc, tk, w.tok_begin + tile * kTN, lim, sl2, cq, mprev, mn,
+                                                           alpha, l_run, unused);
                 store_pt(tp + 4 * kBlk8, sacc, r0, q);  // S(t) is done with the rope block
+                __syncwarp();  // the quad's reads of mx before its first thread overwrites it
                 if (q == 0) {
+                    mx[r0] = mn[0];
+                    mx[r0 + 8] = mn[1];
                     alx[s * 64 + r0] = alpha[0];
                     alx[s * 64 + r0 + 8] = alpha[1];
                 }
+                const bool moved = __any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f);
+                if (lane == 0) sfl[s * 4 + wl] = moved ? 1 : 0;
                 masked = __any_sync(0xffffffffu, masked);  // a quad covers the tile: uniform per warp
                 fence_proxy_async();                       // P^T -> the MMAs' async proxy
-                bar_sync(kBarWg0, 128);                    // P^T and alpha visible within warpgroup 0
+                bar_sync(kBarWg0, 128);                    // P^T, alpha and the flags visible within warpgroup 0
                 bar_arrive(kBarPReady + s, 256);
-                pv_half(o, tp, sbase + slot(s), 0, al, tk, masked);
-                fence_proxy_async();  // this thread's reads of the slot before the TMA that refills it
-                if (tile + kSlots < n_tiles) bar_arrive(kBarEmpty + s, 256);
             } else {
-                bar_sync(kBarPReady + s, 256);  // P^T(tile), alpha(tile)
+                bar_sync(kBarPReady + s, 256);              // P^T(tile), alpha(tile), the flags
                 mbar_wait(bar0 + 8 * s, (phase >> s) & 1);  // the tile landed (seen by warpgroup 0 already)
                 phase ^= 1u << s;
                 masked = __any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0);
-                pv_half(o, tp, sbase + slot(s), 1, al, tk, masked);
-                if (tile + kSlots < n_tiles) {
-                    fence_proxy_async();            // this thread's reads of the slot before the TMA writes
-                    bar_sync(kBarEmpty + s, 256);   // warpgroup 0 is done with the slot too
-                    issue(tile + kSlots, s, pf);
-                    pf.fetch(p, w, tile + kSlots + 1, n_tiles, wt >> 1, (wt & 1) == 0);
-                }
+            }
+            const int4 f4 = *reinterpret_cast<const int4*>(sfl + s * 4);
+            const bool rescale = (f4.x | f4.y | f4.z | f4.w) != 0;  // some row's alpha is not 1
+            pv_half(o, tp, sbase + slot(s), wg, al, tk, masked, rescale);
+            if (wg == 0) {
+                fence_proxy_async();  // this thread's reads of the slot before the TMA that refills it
+                if (tile + kSlots < n_tiles) bar_arrive(kBarEmpty + s, 256);
+            } else if (tile + kSlots < n_tiles) {
+                fence_proxy_async();           // this thread's reads of the slot before the TMA writes
+                bar_sync(kBarEmpty + s, 256);  // warpgroup 0 is done with the slot too
+                issue(tile + kSlots, s, pf);
+                pf.fetch(p, w, tile + kSlots + 1, n_tiles, wt >> 1, (wt & 1) == 0);
             }
         }
         epilogue(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), reinterpret_cast<float*>(smem + C::OFF_LX), o,
-                 l_run, m_run, kvsc);
+                 l_run, n_tiles > 0 ? mx : nullptr, kvsc);
     }
 }
 

@@ -105,8 +105,11 @@ __device__ __forceinline__ void qm_s_mma(float (&sacc)[32], uint64_t dQ, uint64_
 // fp32, or with kPack to a as bf16 A fragments of the tile's 4 k-blocks (qm_pack_p's layout; s is
 // then left holding intermediate values). m_out must not alias m_in. Returns whether
 // one of this thread's 16 keys is flagged 0 in tk[] (a quad covers the tile's 64 tokens, so
-// __any_sync over a warp covers the tile).
-template <bool kPack>
+// __any_sync over a warp covers the tile). kLazy > 0 (the fp8 body, decode_qm8.cuh): the running
+// max moves only when the row max exceeds it by more than kLazy (base-2 units), so scale is 1 on
+// most tiles and P stays below 2^kLazy (f16 P holds that exactly as it holds P <= 1); the
+// softmax is the same function (o = sum p v / sum p for any reference max).
+template <bool kPack, int kLazy = 0>
 __device__ __forceinline__ bool qm_softmax_p(float (&s)[32], const int* tk, int jt0, const int (&lim)[2], float sl2,
                                              int cq, const float (&m_in)[2], float (&m_out)[2], float (&scale)[2],
                                              float (&l)[2], uint32_t (&a)[4][4]) {
@@ -171,7 +174,8 @@ __device__ __forceinline__ bool qm_softmax_p(float (&s)[32], const int* tk, int 
     for (int i = 0; i < 2; ++i) {
         mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
         mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
-        m_out[i] = fmaxf(m_in[i], mx[i]);
+        if constexpr (kLazy > 0) m_out[i] = mx[i] > m_in[i] + float(kLazy) ? mx[i] : m_in[i];  // -inf: takes mx
+        else m_out[i] = fmaxf(m_in[i], mx[i]);
         scale[i] = m_in[i] == -INFINITY ? 0.f : ex2(m_in[i] - m_out[i]);
         l[i] *= scale[i];
     }
