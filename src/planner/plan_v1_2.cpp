@@ -83,7 +83,7 @@ int32_t plan_v1_2_config(const mla_v12_config& c, const int32_t* qo, const int32
                 continue;
             }
             const int32_t u = locate(y);
-            x[cl] = mla_v12::snap(c, req[unit_req(u)], R[u], y);
+            x[cl] = mla_v12::snap(c, req[unit_req(u)], R[u], y, W);
         }
     }
     x[C] = total;

@@ -95,14 +95,24 @@ MLA_HD Req make_req(const mla_v12_config& c, int32_t qo0, int32_t qo1, int32_t k
         good = need <= 0 ? 1 : (need + c.pages_per_block - 1) >> c.block_shift;
     }
     // A tile with no block fits whole wherever its start falls: no boundary inside it at all.
+    // (The split tail narrows this further where the tile is short enough: boundary_limit.)
     q.good = q.blocks ? max32(1, min32(good, q.blocks)) : 0;
-    // The split tail (mla_metadata_params.split_tail_tokens, docs/planner.md): a cluster boundary
-    // never leaves fewer than tail_blocks blocks of its tile; it moves on to the next tile start
-    // instead (the cluster that reached the tail takes it), so a short tail is never split off,
-    // without weighing every work as the work overhead does. Every step still advances at least
-    // W, so the size bounds hold.
-    if (q.blocks && c.tail_blocks > 0) q.good = max32(1, min32(q.good, q.blocks - c.tail_blocks + 1));
     return q;
+}
+
+// The block offsets [0, limit) of a tile of request q at which a cluster boundary may fall in a
+// chain of stride W: q.good, narrowed by the split tail (mla_metadata_params.split_tail_tokens,
+// docs/planner.md) for a tile of at most 2 W blocks, which spans two clusters at most: a boundary
+// never leaves fewer than tail_blocks blocks of it, it moves on to the next tile start instead
+// (the cluster that reached the tail takes it), so a short last fragment is never split off (the
+// tile stays whole or keeps one fragment fewer) without weighing every work as the work overhead
+// does. A longer tile is split over many clusters whatever the tail, and absorbing its tail would
+// only load the last of them with up to tail_blocks more (b = 1, s_k = 32768 on 132 SMs: the last
+// of 127 fragments 9 blocks instead of 5, 29.1 -> 33.2 us; docs/performance.md, session 20).
+// Every step still advances at least W, so the size bounds hold.
+MLA_HD int32_t boundary_limit(const mla_v12_config& c, const Req& q, int64_t W) {
+    if (q.blocks && c.tail_blocks > 0 && q.blocks <= 2 * W) return max32(1, min32(q.good, q.blocks - c.tail_blocks + 1));
+    return q.good;
 }
 
 MLA_HD int32_t req_tiles(const mla_v12_config& c, const Req& q) { return c.ratio * q.ntiles; }
@@ -156,13 +166,14 @@ MLA_HD int32_t tile_index(int64_t off, int32_t cost) {
     return (int32_t)(off / cost);
 }
 
-// snap(y) for y inside request q starting at position rb: y itself if y is a tile start or a
-// fragment boundary, else the start of the next tile (y fell in the tile's overhead, so the tile
-// fits whole; or in its absorbed tail; or the tile has no block and fits at its start).
-MLA_HD int64_t snap(const mla_v12_config& c, const Req& q, int64_t rb, int64_t y) {
+// snap(y) for y inside request q starting at position rb, in a chain of stride W: y itself if y
+// is a tile start or a fragment boundary, else the start of the next tile (y fell in the tile's
+// overhead, so the tile fits whole; or in its absorbed tail; or the tile has no block and fits at
+// its start).
+MLA_HD int64_t snap(const mla_v12_config& c, const Req& q, int64_t rb, int64_t y, int64_t W) {
     const int32_t cost = tile_cost(c, q);
     const int32_t jt = offset_in_tile(y - rb, cost);
-    return jt < q.good ? y : y - jt + cost;
+    return jt < boundary_limit(c, q, W) ? y : y - jt + cost;
 }
 
 // Tiles starting before position y (y inside request q starting at rb, preceded by tb tiles).

@@ -285,8 +285,10 @@ int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& pl
             const int32_t consume = int32_t(remain - o);
             int32_t w[8];
             work(t, tau, cur, cur + consume, partial_idx, w);
-            if ((ps == 1 && bt.kv[t.b + 1] - w[5] < thr) ||  // the tail is absorbed
-                blocks(t.b) - (cur + consume) < tailb) {
+            // the tail is absorbed: at page size 1, or the split tail of a tile of at most 2 W
+            // blocks (W = payload - o, the chain's stride)
+            if ((ps == 1 && bt.kv[t.b + 1] - w[5] < thr) ||
+                (blocks(t.b) - (cur + consume) < tailb && blocks(t.b) <= 2 * (payload - o))) {
                 tail_done = true;
                 continue;
             }

@@ -280,7 +280,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                 const int32_t cost = tile_cost(c, q);
                 const int64_t off = y - R[lo];
                 const int32_t jt = offset_in_tile(off, cost), ti = tile_index(off, cost);
-                if (jt < q.good) {  // y itself: a tile start or a fragment boundary
+                if (jt < boundary_limit(c, q, W)) {  // y itself: a tile start or a fragment boundary
                     z = y;
                     tb = TR[lo] + ti + (jt ? 1 : 0);
                     in = jt != 0;
