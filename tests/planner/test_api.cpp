@@ -681,6 +681,37 @@ TEST_CASE("work_overhead_tokens: the arch's default, aiter's rule, any count", "
             CHECK(sd.split_tail_blocks == (cs.want == kTail ? 8 : cs.want == kTail256 ? 4 : 0));
         }
     }
+    // The split tail applies only to tiles of at most 2 W blocks (v1_2_core.h boundary_limit): one
+    // request of 32768 tokens (512 blocks at page 64) split over 132 SMs, W ~ 5 blocks, plans as
+    // aiter's rule under the default 512-token tail (it loaded the last cluster with 9 blocks
+    // instead of 5: 28.9 -> 33.2 us on the H200, session 20); 128 x 16384 (256-block tiles, W ~
+    // 250) keeps its tail plan, every tile whole
+    {
+        mla_metadata_params d = base("sm_90a", 1, 1, 16);
+        d.page_size = 64;
+        mla_metadata_params a = d;
+        a.work_overhead_tokens = 0;
+        a.split_tail_tokens = 0;
+        const Batch one = make_batch(std::vector<int32_t>(1, 1), std::vector<int64_t>(1, 32768), 64);
+        Plan pd = alloc_plan(d), pa = alloc_plan(a);
+        mla_plan_summary sd{};
+        sd.struct_size = sizeof(sd);
+        REQUIRE(run_plan(d, one, pd, &sd) == MLA_SUCCESS);
+        REQUIRE(run_plan(a, one, pa) == MLA_SUCCESS);
+        CHECK(sd.split_tail_blocks == 8);  // the tail in effect, which this tile does not take
+        CHECK(pd.work_info == pa.work_info);
+        CHECK(pd.work_indptr == pa.work_indptr);
+        CHECK(sd.num_works == 128);
+        mla_metadata_params d16 = base("sm_90a", 128, 1, 16);
+        d16.page_size = 64;
+        const Batch b16 = make_batch(std::vector<int32_t>(128, 1), std::vector<int64_t>(128, 16384), 64);
+        Plan p16 = alloc_plan(d16);
+        mla_plan_summary s16{};
+        s16.struct_size = sizeof(s16);
+        REQUIRE(run_plan(d16, b16, p16, &s16) == MLA_SUCCESS);
+        CHECK(s16.num_works == 128);
+        CHECK(s16.num_split_tiles == 0);
+    }
     // AMD archs keep aiter's rule by default: -1 plans as 0 (gfx942, 16 heads, 304 CUs)
     mla_metadata_params g = base("gfx942", 128, 1, 16);
     g.page_size = 64;
