@@ -549,9 +549,12 @@ typedef struct mla_metadata_params {
      * bytes padding that a caller of the older header does not initialise): ignored. */
     int32_t reserved0;
     /* v1_2's split tail, in KV tokens: a cluster boundary never leaves fewer than this many
-     * tokens (rounded up to whole blocks, block tokens as above) of its tile; the cluster that
+     * tokens (rounded up to whole blocks, block tokens as above) of a tile of at most 2 W blocks
+     * (W: the plan's cluster stride, so the tile spans two clusters at most); the cluster that
      * reaches such a tail takes it whole, past its budget, so no short last fragment is split
-     * off. Unlike work_overhead_tokens it changes no work's cost, so the clusters stay balanced
+     * off. Longer tiles are split over many clusters regardless and keep aiter's boundaries (b =
+     * 1, s_k = 32768 lost 28.9 -> 33.2 us before this condition, docs/performance.md session
+     * 20). Unlike work_overhead_tokens it changes no work's cost, so the clusters stay balanced
      * by KV. -1 (default) = the arch's value (the same rule table): on sm_90a with bf16 KV 512 for
      * tiles of at most 16 rows (16 heads; 8 x 2 MTP) and 256 for 17-32 rows (16 heads x 2 MTP),
      * else 0; 0 on gfx942 / gfx950 / gfx1250. Measured on the H200 (docs/performance.md), against
