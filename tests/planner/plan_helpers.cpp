@@ -173,34 +173,47 @@ int32_t tile_sections_of(const mla_metadata_params& p, const Batch& b) {
     return tile_sections(geo_of(p), b);
 }
 
-int32_t serial_overhead_blocks(const mla_metadata_params& p) {
+namespace {
+// What sm_90a's split rules read of a plan's params (routing/arch.cpp's rule table, restated):
+// the tokens of a split block, the tile rows (kernel heads x tile tokens at max_seqlen_qo) and
+// whether the KV is fp8.
+struct RuleInputs {
+    int64_t block_tokens;
+    int32_t rows;
+    bool kv8, sm90;
+};
+RuleInputs rule_inputs(const mla_metadata_params& p) {
     const Geo geo = geo_of(p);
-    const int32_t ps = p.page_size, gran = std::max(1, p.kv_granularity / ps);
+    const int32_t gran = std::max(1, p.kv_granularity / p.page_size);
+    return {int64_t(gran) * p.page_size, geo.hk * tiles_of(geo, p.max_seqlen_qo).second,
+            p.kv_dtype == MLA_DTYPE_FP8_E4M3FN || p.kv_dtype == MLA_DTYPE_FP8_E4M3FNUZ,
+            std::strcmp(p.arch, "sm_90a") == 0};
+}
+}  // namespace
+
+int32_t serial_overhead_blocks(const mla_metadata_params& p) {
     // A work's fixed cost in blocks: aiter's max(1, ceil(16 / page_size)), raised to
     // work_overhead_tokens (-1: the arch's: on sm_90a 1024 tokens when the tiles have 64 rows or
     // more, kernel heads x tile tokens at max_seqlen_qo, or at most 16 rows with fp8 KV; else 0;
     // mla_c_api.h).
-    const int32_t rows = geo.hk * tiles_of(geo, p.max_seqlen_qo).second;
-    const bool kv8 = p.kv_dtype == MLA_DTYPE_FP8_E4M3FN || p.kv_dtype == MLA_DTYPE_FP8_E4M3FNUZ;
+    const RuleInputs r = rule_inputs(p);
     const int64_t ot = p.work_overhead_tokens >= 0
                            ? p.work_overhead_tokens
-                           : (std::strcmp(p.arch, "sm_90a") == 0 && (rows >= 64 || (rows <= 16 && kv8)) ? 1024 : 0);
-    return int32_t(std::max<int64_t>(std::max(1, (16 + ps - 1) / ps),
-                                     (ot + int64_t(gran) * ps - 1) / (int64_t(gran) * ps)));
+                           : (r.sm90 && (r.rows >= 64 || (r.rows <= 16 && r.kv8)) ? 1024 : 0);
+    return int32_t(std::max<int64_t>(std::max(1, (16 + p.page_size - 1) / p.page_size),
+                                     (ot + r.block_tokens - 1) / r.block_tokens));
 }
 
 int32_t serial_tail_blocks(const mla_metadata_params& p) {
-    const Geo geo = geo_of(p);
-    const int32_t ps = p.page_size, gran = std::max(1, p.kv_granularity / ps);
     // The split tail in blocks (split_tail_tokens; -1: the arch's: on sm_90a with bf16 KV 512
     // tokens when the tiles have at most 16 rows, 256 at 17-32 rows, else 0): a fragment that
-    // would leave fewer blocks of its tile takes the rest instead, as an absorbed page-1 tail does.
-    const int32_t rows = geo.hk * tiles_of(geo, p.max_seqlen_qo).second;
-    const bool kv8 = p.kv_dtype == MLA_DTYPE_FP8_E4M3FN || p.kv_dtype == MLA_DTYPE_FP8_E4M3FNUZ;
+    // would leave fewer blocks of its tile takes the rest instead, as an absorbed page-1 tail does
+    // (on tiles of at most 2 W blocks: serial_walk_v1_2).
+    const RuleInputs r = rule_inputs(p);
     const int64_t tt = p.split_tail_tokens >= 0
                            ? p.split_tail_tokens
-                           : (std::strcmp(p.arch, "sm_90a") != 0 || kv8 ? 0 : rows <= 16 ? 512 : rows <= 32 ? 256 : 0);
-    return int32_t((tt + int64_t(gran) * ps - 1) / (int64_t(gran) * ps));
+                           : (!r.sm90 || r.kv8 ? 0 : r.rows <= 16 ? 512 : r.rows <= 32 ? 256 : 0);
+    return int32_t((tt + r.block_tokens - 1) / r.block_tokens);
 }
 
 int32_t serial_walk_v1_2(const mla_metadata_params& p, const Batch& bt, Plan& plan) {
