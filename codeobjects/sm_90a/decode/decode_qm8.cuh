@@ -53,13 +53,12 @@ namespace mla_q8 {
 using namespace mla_wg;
 
 constexpr int kSlots = 4;            // ring of fp8 tiles
-constexpr int kBlk8 = kTN * 128;     // one 128-column block of an fp8 tile: 64 rows x 128 B
-constexpr int kTile8 = 5 * kBlk8;    // an fp8 tile: 5 blocks (the last one half past the row)
+constexpr int kTile8 = 5 * kBlk;     // an fp8 tile: 5 blocks of 64 rows x 128 B (the last one half past the row)
 constexpr int kSSteps = kD / 32;     // k-steps of S (32 fp8 dims each)
 
 struct CfgQM8 {
     static constexpr int OFF_Q = 0;                          // Q fp8, 5 swizzled blocks of 64 rows
-    static constexpr int OFF_KV = 5 * kBlk8;                 // ring [kSlots]; P^T(t) in block 4 of its slot
+    static constexpr int OFF_KV = 5 * kBlk;                  // ring [kSlots]; P^T(t) in block 4 of its slot
     static constexpr int OFF_AL = OFF_KV + kSlots * kTile8;  // alpha [kSlots][64]
     static constexpr int OFF_MX = OFF_AL + kSlots * 64 * 4;  // the rows' running max [64] (warpgroup 0)
     static constexpr int OFF_LX = OFF_MX + 64 * 4;           // the rows' l [64] (epilogue)
@@ -130,7 +129,7 @@ __device__ __forceinline__ void s_mma(float (&s)[32], uint64_t dQ, uint64_t dK) 
     const uint32_t qlo = uint32_t(dQ), klo = uint32_t(dK);
 #pragma unroll
     for (int kk = 0; kk < kSSteps; ++kk) {
-        const uint32_t koff = uint32_t(((kk >> 2) * kBlk8 + (kk & 3) * 32) >> 4);
+        const uint32_t koff = uint32_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
         wgmma_n64_e4m3_ss_lo(sa[kk % NA], qlo + koff, klo + koff, sw128_desc_hi(1024), kk >= NA ? 1 : 0);
     }
     wg_commit();
@@ -157,8 +156,9 @@ __device__ __forceinline__ void store_pt(char* pt, const float (&s)[32], int r0,
 }
 
 // One warpgroup's O^T half (dims 256 wg ..) of a tile: O^T scaled by the rows' alpha (al[64]) where
-// `rescale` (uniform: some row's alpha is not 1), then O^T += V^T . P^T over the tile's 4 token steps (4 m-blocks each, A = V^T fragments from the
-// raw fp8 rows of `tile`, B = P^T in its block 4), waited for. The thread's V dims are
+// `rescale` (uniform: some row's alpha is not 1), then O^T += V^T . P^T over the tile's 4 token
+// steps (4 m-blocks each, A = V^T fragments from the raw fp8 rows of `tile`, B = P^T in its block
+// 4), waited for. The thread's V dims are
 // 256 wg + 8 G .. + 7 (G = 8 warp + lane / 4; m-block mb, rows r0 / r0 + 8: dims 8 G + 2 mb, + 1),
 // one 8-byte word of a swizzled 16-byte chunk per token row. `masked` (uniform over the
 // warpgroup): some token of the tile is flagged 0 in tok[]; its bytes then enter as zeros.
@@ -182,9 +182,9 @@ __device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uin
     // the thread's dims: block 2 wg + wl / 2, chunk 4 (wl & 1) + lane / 8, word pair (lane / 4) & 1;
     // rows of parity 0 / 1 within the swizzle phase 2 q, 2 q + 1 (tokens 16 ks + 2 q (+ 8), + 1)
     const int blk = 2 * wg + (wl >> 1), ch = 4 * (wl & 1) + (lane >> 3), hw = (lane >> 2) & 1;
-    const char* r0p = tile + blk * kBlk8 + 2 * q * 128 + (((ch ^ (2 * q)) << 4) + 8 * hw);
-    const char* r1p = tile + blk * kBlk8 + (2 * q + 1) * 128 + (((ch ^ (2 * q + 1)) << 4) + 8 * hw);
-    const uint64_t dP = sw128_desc(tile_s + 4 * kBlk8, 16, 1024);
+    const char* r0p = tile + blk * kBlk + 2 * q * 128 + (((ch ^ (2 * q)) << 4) + 8 * hw);
+    const char* r1p = tile + blk * kBlk + (2 * q + 1) * 128 + (((ch ^ (2 * q + 1)) << 4) + 8 * hw);
+    const uint64_t dP = sw128_desc(tile_s + 4 * kBlk, 16, 1024);
     uint32_t va[2][4][4];
     uint2 vr[2][4];
     // raw rows of step ks: tokens t, t + 1, t + 8, t + 9 (t = 16 ks + 2 q)
@@ -341,7 +341,7 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
                 uint32_t unused[4][4];
                 masked = qm_softmax_p<false, MLA_QM8_LAZY>(sacc, tk, w.tok_begin + tile * kTN, lim, sl2, cq, mprev, mn,
                                                            alpha, l_run, unused);
-                store_pt(tp + 4 * kBlk8, sacc, r0, q);  // S(t) is done with the rope block
+                store_pt(tp + 4 * kBlk, sacc, r0, q);  // S(t) is done with the rope block
                 __syncwarp();  // the quad's reads of mx before its first thread overwrites it
                 if (q == 0) {
                     mx[r0] = mn[0];
