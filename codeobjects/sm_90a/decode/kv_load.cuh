@@ -271,6 +271,8 @@ __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, c
     if (tile >= n_tiles || (TPT != 4 && (t & (TPT - 1)))) return;
     const int lt = t >> (TPT == 4 ? 2 : 1), sub = TPT == 4 ? t & 3 : 0;
     const int j = w.tok_begin + tile * kTN + lt;
+    // (only whether the row exists is read: the boxes address the page through the map, so the bf16
+    // byte offset serves an fp8 cache too)
     const char* row = j < w.tok_end ? kv_row_on<false>(p, pf.page, j, sub == 0) : nullptr;
     if (TPT == 4) *zero = row != nullptr ? (*zero & ~(1u << stage)) : (*zero | (1u << stage));
     if (sub != 0) return;
