@@ -362,7 +362,9 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     const bool qm_family = kn.rfind("mla_decode_qm_", 0) == 0;
     const bool wg_family = kn.rfind("mla_decode_wg_", 0) == 0 || kn.rfind("mla_decode_ra_", 0) == 0;
     const bool ra_family = kn.rfind("mla_decode_ra_", 0) == 0;
-    const int want_threads = qm_family   ? mla_decode_qm_threads()
+    const bool qm_ws = qm_family && kn.size() > 3 && kn.compare(kn.size() - 3, 3, "_ws") == 0;
+    const int want_threads = qm_ws       ? mla_decode_qm_ws_threads()
+                             : qm_family ? mla_decode_qm_threads()
                              : ra_family ? mla_decode_ra_threads()
                              : wg_family ? mla_decode_wg_threads()
                                          : mla_decode_warps(m) * 32;
@@ -384,11 +386,12 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     const bool kv_tma = launch_flag(*d.decode_row, "launch_kv_tma", lr.kv_tma);
     MLA_CHECK(!kv_tma || kn == "mla_decode_wg_bf16_bf16_m16" || kn == "mla_decode_wg_bf16_bf16_m32" ||
                   kn == "mla_decode_wg_bf16_bf16_m16_fused" || kn == "mla_decode_wg_bf16_bf16_m32_fused" ||
-                  kn == "mla_decode_qm_bf16_bf16_m64" || kn == "mla_decode_qm_fp8_fp8_m64",
+                  kn == "mla_decode_qm_bf16_bf16_m64" || kn == "mla_decode_qm_fp8_fp8_m64" ||
+                  kn == "mla_decode_qm_fp8_fp8_m64_ws",
               MLA_ERROR_TABLE,
               d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma 1 needs a kernel whose TMA loads are verified "
                                     "(mla_decode_wg_bf16_bf16_m16 / _m32 and their _fused builds, mla_decode_qm_bf16_bf16_m64, "
-                                    "mla_decode_qm_fp8_fp8_m64), not " << kn);
+                                    "mla_decode_qm_fp8_fp8_m64 and its three-warpgroup build _ws), not " << kn);
     // launch_kv_tma_l2: the tensor map's L2 promotion in bytes, 0 (none), 64, 128 or 256 (absent:
     // 256, the setting of sessions 6-9). Every shipped row says 0 since session 10: at 256 the TMA
     // box pattern streamed 4-9% slower (docs/performance.md, session 10)

@@ -53,15 +53,17 @@ inline const std::vector<std::string>& table_row(mla_dtype q, mla_dtype kv, int 
     return decode_rows().front();
 }
 inline std::string table_symbol(mla_dtype q, mla_dtype kv, int m) { return table_row(q, kv, m)[11]; }
-// The build a symbol names without its "_fused" suffix: a plain row (fused = 0) may name the *_fused
+// The build a symbol names without its "_fused" or "_ws" suffix: a plain row (fused = 0) may name the *_fused
 // build, which runs as the plain kernel without tile counters (the bf16 m32 rows since session 17:
-// measured faster, docs/performance.md).
+// measured faster, docs/performance.md); the fp8 qm rows name the three-warpgroup build *_ws (session 21).
 inline std::string plain_build(const std::string& sym) {
-    const std::string suf = "_fused";
-    return sym.size() > suf.size() && sym.compare(sym.size() - suf.size(), suf.size(), suf) == 0
-               ? sym.substr(0, sym.size() - suf.size())
-               : sym;
+    for (const std::string suf : {"_fused", "_ws"})
+        if (sym.size() > suf.size() && sym.compare(sym.size() - suf.size(), suf.size(), suf) == 0)
+            return sym.substr(0, sym.size() - suf.size());
+    return sym;
 }
+// The block size of a table row's kernel: 384 for the three-warpgroup fp8 qm build (_ws), else 256.
+inline unsigned kernel_threads(const std::string& sym) { return plain_build(sym) + "_ws" == sym ? 384u : 256u; }
 inline unsigned table_smem(mla_dtype q, mla_dtype kv, int m) { return unsigned(std::stoi(table_row(q, kv, m)[10])); }
 
 // A code-object root holding the project's real sm_90a decode/reduce tables and fake images.

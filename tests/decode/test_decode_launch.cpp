@@ -181,7 +181,7 @@ TEST_CASE("decode launch: row tile, fold and dtype pick the kernel", "[decode]")
         const fake_rt_launch_record* r = fake_rt_launch(0);
         REQUIRE(r != nullptr);
         CHECK(std::string(r->symbol) == sym);
-        CHECK(r->block[0] == 256u);
+        CHECK(r->block[0] == kernel_threads(sym));
         CHECK(r->shared == table_smem(k.q, k.kv, k.m));
         CHECK(r->grid[0] == unsigned(c.sz.num_clusters));
         const mla_decode_params p = params_of(r);
@@ -805,14 +805,19 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         const bool ra = f[1] == "fp8" && m == 16;
         CHECK((ra || f[11].rfind("mla_decode_ra_", 0) != 0));
         const std::string fam = qm ? "mla_decode_qm_" : ra ? "mla_decode_ra_" : "mla_decode_wg_";
-        CHECK(std::stoi(f[9]) == (qm ? mla_decode_qm_threads() : ra ? mla_decode_ra_threads() : mla_decode_wg_threads()));
+        // the fp8 qm rows name the three-warpgroup build (decode_qm8_ws.cuh; session 21)
+        const bool ws = qm && f[0] == "fp8" && f[1] == "fp8";
+        CHECK(std::stoi(f[9]) == (ws   ? mla_decode_qm_ws_threads()
+                                  : qm ? mla_decode_qm_threads()
+                                  : ra ? mla_decode_ra_threads()
+                                       : mla_decode_wg_threads()));
         CHECK(std::stoi(f[10]) == (qm   ? mla_decode_qm_smem_bytes(kv8)
                                    : ra ? mla_decode_ra_smem_bytes(m, f[0] == "fp8")
                                         : mla_decode_wg_smem_bytes(m, kv8)));
         CHECK(std::stoi(f[10]) <= 227 * 1024);
         // the family's build for the row, or for bf16 KV at 16 / 32 rows its *_fused build (which
         // runs as the plain kernel without tile counters; the m32 rows name it: session 17)
-        CHECK((f[11] == fam + f[0] + "_" + f[1] + "_m" + f[2] ||
+        CHECK((f[11] == fam + f[0] + "_" + f[1] + "_m" + f[2] + (ws ? "_ws" : "") ||
                (f[0] == "bf16" && f[1] == "bf16" && !qm && f[11] == fam + "bf16_bf16_m" + f[2] + "_fused")));
         CHECK(f[12] == fam + f[0] + "_" + f[1] + ".cubin");
         // TMA loads: the bf16-KV wgmma kernels (wg 16 / 32 rows, qm 64) and the qm fp8 kernel (fp8 Q

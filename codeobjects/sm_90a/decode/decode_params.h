@@ -141,6 +141,9 @@ static inline constexpr int mla_decode_ra_smem_bytes(int m, bool q_fp8) {
  * (2 warpgroups x 2 k-blocks x 128 threads x 16 B), the row-max exchange (2 x 128 x 2 floats),
  * token flags (2 x 64). */
 static inline constexpr int mla_decode_qm_threads() { return 256; }
+/* The three-warpgroup fp8 qm kernel (mla_decode_qm_fp8_fp8_m64_ws, decode_qm8_ws.cuh): 384
+ * threads, the same shared memory as the 256-thread qm kernels' fp8 rows. */
+static inline constexpr int mla_decode_qm_ws_threads() { return 384; }
 static inline constexpr int mla_decode_qm_smem_bytes(bool kv_fp8) {
     return 64 * 1152 + (kv_fp8 ? 2 * 64 * 576 + 64 * 1152 : 2 * 64 * 1152) + 2 * 2 * 128 * 16 + 2 * 128 * 2 * 4 +
            2 * 64 * 4;

@@ -50,7 +50,9 @@ struct CfgQM {
 #define MLA_QM_ABLATE 0
 #endif
 
-template <int M, bool Q8, bool KV8>
+// kLaunch: the kernel's block size (256; 384 where the three-warpgroup fp8 kernel runs this body
+// on its first two warpgroups, decode_qm8_ws.cuh, the third having exited).
+template <int M, bool Q8, bool KV8, int kLaunch = 256>
 __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char* smem) {
     using C = CfgQM<KV8>;
     using LD = TileLoader<KV8, 4>;
@@ -58,7 +60,7 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
     constexpr bool kSplit = !(MLA_QM_ABLATE & 3);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
     const int wt = tid & 127;
-    if (!launch_ok(p, smem, C::SMEM)) return;
+    if (!launch_ok<kLaunch>(p, smem, C::SMEM)) return;
     const uint32_t sbase = smem_u32(smem);
     uint4* pex = reinterpret_cast<uint4*>(smem + C::OFF_P);    // [kb][128]
     float* mex = reinterpret_cast<float*>(smem + C::OFF_MX);   // alpha [64] / l [wg][128][2]

@@ -248,8 +248,10 @@ __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, c
 // visible. No decode kernel triggers its dependents early (griddepcontrol.launch_dependents):
 // the whole-tile reducer (reduce/mla_reduce.cu) reads the plan before its own wait, which is safe
 // only while the reducer's grid starts after every decode CTA has passed this wait.
-#define MLA_DECODE_SM90_KERNEL(NAME, ...)                                                         \
-    extern "C" __global__ void __launch_bounds__(256, 1)                                          \
+#define MLA_DECODE_SM90_KERNEL(NAME, ...) MLA_DECODE_SM90_KERNEL_T(NAME, 256, __VA_ARGS__)
+// The same with THREADS threads (the three-warpgroup fp8 qm kernel: 384, decode_qm8_ws.cuh).
+#define MLA_DECODE_SM90_KERNEL_T(NAME, THREADS, ...)                                              \
+    extern "C" __global__ void __launch_bounds__(THREADS, 1)                                      \
         NAME(const __grid_constant__ mla_decode_params p) {                                       \
         extern __shared__ __align__(1024) char smem[];                                            \
         asm volatile("griddepcontrol.wait;" ::: "memory");                                         \

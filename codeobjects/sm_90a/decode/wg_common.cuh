@@ -178,12 +178,14 @@ __device__ __forceinline__ void widen_store(char* base, int rows, int r, int q8,
     *reinterpret_cast<uint4*>(base + sw_off(rows, r, 2 * q8 + 1)) = w[1];
 }
 
-// The launch matches the kernel: 256 threads, at least `bytes` of dynamic shared memory at `smem`,
-// 1024-byte aligned (the swizzle atoms). Otherwise nothing runs and (too little or misaligned
-// shared memory) MLA_DECODE_ERR_SMEM is flagged; a wrong block size means a table row disagrees
-// with the build, which the launch code already refuses.
+// The launch matches the kernel: kThreads threads (256; the three-warpgroup fp8 qm kernel 384),
+// at least `bytes` of dynamic shared memory at `smem`, 1024-byte aligned (the swizzle atoms).
+// Otherwise nothing runs and (too little or misaligned shared memory) MLA_DECODE_ERR_SMEM is
+// flagged; a wrong block size means a table row disagrees with the build, which the launch code
+// already refuses.
+template <int kThreads = 256>
 __device__ __forceinline__ bool launch_ok(const mla_decode_params& p, const char* smem, int bytes) {
-    if (blockDim.x != 256) return false;
+    if (blockDim.x != kThreads) return false;
     uint32_t dsmem;
     asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dsmem));
     if (dsmem < static_cast<uint32_t>(bytes) || (smem_u32(smem) & 1023u) != 0) {
