@@ -26,7 +26,7 @@
 
 // Registers a thread of warpgroup 0 keeps (setmaxnreg; warpgroups 1-2 share the rest of 504).
 #ifndef MLA_QM8_WS_REG_S
-#define MLA_QM8_WS_REG_S 136
+#define MLA_QM8_WS_REG_S 120
 #endif
 
 namespace mla_q8 {
