@@ -163,6 +163,58 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
     }
 }
 
+TEST_CASE("decode launch: the three-warpgroup fp8 qm build takes 384 threads", "[decode][tma]") {
+    // mla_decode_qm_fp8_fp8_m64_ws (decode_qm8_ws.cuh, built into mla_decode_qm_fp8_fp8.cubin beside
+    // the 256-thread kernel; no shipped row names it yet): a row naming it launches 384 threads,
+    // with the fp8 tensor map at page size >= 8 and without it below (its cp.async fallback);
+    // launch_threads that disagree with the build are a table error before anything launches
+    struct K {
+        const char* threads;
+        const char* kernel;
+        int ps;
+        mla_status st;
+        const char* msg;
+    };
+    const K ks[] = {
+        {"384", "mla_decode_qm_fp8_fp8_m64_ws", 64, MLA_SUCCESS, ""},
+        {"384", "mla_decode_qm_fp8_fp8_m64_ws", 16, MLA_SUCCESS, ""},
+        {"384", "mla_decode_qm_fp8_fp8_m64_ws", 4, MLA_SUCCESS, ""},
+        {"256", "mla_decode_qm_fp8_fp8_m64_ws", 64, MLA_ERROR_TABLE, "launch_threads 256 / launch_smem 231936, the kernel is built for 384 / 231936"},
+        {"384", "mla_decode_qm_fp8_fp8_m64", 64, MLA_ERROR_TABLE, "launch_threads 384 / launch_smem 231936, the kernel is built for 256 / 231936"},
+    };
+    for (const K& k : ks) {
+        INFO(k.kernel << " launch_threads " << k.threads << " page " << k.ps);
+        fake_rt_reset();
+        const std::string row = std::string("fp8,fp8,64,1,0,0,1,1,0,") + k.threads + ",231936," + k.kernel +
+                                ",mla_decode_qm_fp8_fp8.cubin,1\n";
+        const std::string root = fake_root::sm90_decode_root(
+            tables_src(),
+            std::string("qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,"
+                        "co_name,launch_kv_tma\n") +
+                row);
+        REQUIRE(!root.empty());
+        mla_context* ctx = fake_test::fake_context(root);
+        Call c(3, 64, 1, k.ps, 700, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN);
+        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        INFO(mla_last_error());
+        CHECK(st == k.st);
+        if (k.st == MLA_SUCCESS) {
+            const fake_rt_launch_record* r = fake_rt_launch(0);
+            REQUIRE(r != nullptr);
+            CHECK(std::string(r->symbol) == k.kernel);
+            CHECK(r->block[0] == 384u);
+            CHECK(r->shared == 231936u);
+            const int tma = k.ps >= 8 ? 1 : 0;
+            CHECK(params_of(r).kv_tma == tma);
+            CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == tma);
+        } else {
+            CHECK(std::string(mla_last_error()).find(k.msg) != std::string::npos);
+            CHECK(fake_rt_launch_count() == 0);
+        }
+        mla_context_destroy(ctx);
+    }
+}
+
 TEST_CASE("decode launch: launch_kv_tma_l2 sets the tensor map's L2 promotion", "[decode][tma]") {
     // bytes in the table -> CUtensorMapL2promotion (0 none, 1 64 B, 2 128 B, 3 256 B); anything
     // else is a table error before anything is encoded or launched

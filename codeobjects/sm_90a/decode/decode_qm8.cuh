@@ -109,8 +109,10 @@ __device__ __forceinline__ void wgmma_n64_f16_rs(float (&d)[32], const uint32_t 
 // Work w's fp8 Q rows -> shared memory at qbase (5 blocks of 64 rows x 128 B, 128-byte swizzle:
 // the K-major layout of the S MMAs' A operand), by cp.async, one commit group (the caller waits);
 // rows past w.nrows are zero. Block 4 holds the rope in its first 64 bytes; the rest is not read.
+// NT threads (tid = 0 .. NT - 1) share the copies.
+template <int NT = 256>
 __device__ __forceinline__ void load_q8(const mla_decode_params& p, const mla_dec::Work& w, uint32_t qbase, int tid) {
-    for (int c = tid; c < 64 * (kD / 16); c += 256) {
+    for (int c = tid; c < 64 * (kD / 16); c += NT) {
         const int row = c / (kD / 16), q = c - row * (kD / 16);
         const bool ok = row < w.nrows;
         cp_async16(qbase + sw_off(64, row, q), ok ? q_row<true>(p, w, row) + 16 * q : p.q, ok ? 16 : 0);
@@ -162,6 +164,9 @@ __device__ __forceinline__ void store_pt(char* pt, const float (&s)[32], int r0,
 // 256 wg + 8 G .. + 7 (G = 8 warp + lane / 4; m-block mb, rows r0 / r0 + 8: dims 8 G + 2 mb, + 1),
 // one 8-byte word of a swizzled 16-byte chunk per token row. `masked` (uniform over the
 // warpgroup): some token of the tile is flagged 0 in tok[]; its bytes then enter as zeros.
+// kAhead: the raw rows of step ks + 1 are loaded before step ks is converted (8 more registers;
+// the three-warpgroup body, decode_qm8_ws.cuh, loads each step's rows just before converting them).
+template <bool kAhead = true>
 __device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uint32_t tile_s, int wg, const float* al,
                                         const int* tok, bool masked, bool rescale) {
     const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3, q = lane & 3;
@@ -186,7 +191,7 @@ __device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uin
     const char* r1p = tile + blk * kBlk + (2 * q + 1) * 128 + (((ch ^ (2 * q + 1)) << 4) + 8 * hw);
     const uint64_t dP = sw128_desc(tile_s + 4 * kBlk, 16, 1024);
     uint32_t va[2][4][4];
-    uint2 vr[2][4];
+    uint2 vr[kAhead ? 2 : 1][4];
     // raw rows of step ks: tokens t, t + 1, t + 8, t + 9 (t = 16 ks + 2 q)
     auto load_v = [&](int ks, uint2 (&r)[4]) {
         r[0] = *reinterpret_cast<const uint2*>(r0p + ks * 2048);
@@ -202,13 +207,14 @@ __device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uin
             if (f89.y == 0) r[3] = make_uint2(0, 0);
         }
     };
-    load_v(0, vr[0]);
+    if (kAhead) load_v(0, vr[0]);
 #pragma unroll
     for (int ks = 0; ks < kTN / 16; ++ks) {
-        if (ks + 1 < kTN / 16) load_v(ks + 1, vr[(ks + 1) & 1]);
+        if (kAhead && ks + 1 < kTN / 16) load_v(ks + 1, vr[(ks + 1) & (kAhead ? 1 : 0)]);
+        if (!kAhead) load_v(ks, vr[0]);
         if (ks >= 2) wg_wait1();  // step ks - 2 has read va[ks & 1]
         {
-            const uint2* r = vr[ks & 1];
+            const uint2* r = vr[ks & (kAhead ? 1 : 0)];
             const uint32_t x0[2] = {r[0].x, r[0].y}, x1[2] = {r[1].x, r[1].y};
             const uint32_t x8[2] = {r[2].x, r[2].y}, x9[2] = {r[3].x, r[3].y};
             mla_ra::v_fragments_w<2>(x0, x1, x8, x9, va[ks & 1]);

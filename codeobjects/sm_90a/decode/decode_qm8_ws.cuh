@@ -3,7 +3,7 @@
 // body, with the work split by kind instead of by dims, so that the softmax no longer sits in
 // series with an O^T half:
 //   warpgroup 0 (S):  per tile t: waits for S(t); waits for tile t + 1 and issues S(t + 1)
-//                     (fp8 wgmma, MLA_QM8_SCHAINS chains) so the tensor cores have it while
+//                     (fp8 wgmma, MLA_QM8_WS_SCHAINS chains) so the tensor cores have it while
 //                     the softmax of t runs; the softmax of t (running max and sums in
 //                     registers, the lazy max of qm_softmax_p); P^T(t) into the tile's dead
 //                     rope block, alpha(t) and the rescale flags into shared memory; arrives
@@ -11,7 +11,8 @@
 //   warpgroups 1, 2 (O^T): sync on PREADY(t); O^T dims 256 (w - 1) .. + 255 += V^T . P^T
 //                     (pv_half: V^T fragments built in registers from the fp8 rows, f16 wgmma);
 //                     warpgroup 1 arrives at EMPTY(t), warpgroup 2 syncs on it and issues tile
-//                     t + 4 into the slot (issue_tile_tma_tpt, 2 threads a token).
+//                     t + 4 into the slot (issue_tile_tma_tpt, 2 threads a token); a work's
+//                     first 4 tiles are issued by warpgroup 0, while warpgroups 1-2 stage Q.
 // Registers (setmaxnreg; a 384-thread launch gives each thread 168, 504 per thread of each of
 // the three warpgroups): warpgroup 0 keeps kRegS (the in-flight S accumulators, the tile's S
 // and the softmax), warpgroups 1 and 2 kRegO (O^T: 128 fp32 a thread, the V^T fragments).
@@ -27,6 +28,14 @@
 // Registers a thread of warpgroup 0 keeps (setmaxnreg; warpgroups 1-2 share the rest of 504).
 #ifndef MLA_QM8_WS_REG_S
 #define MLA_QM8_WS_REG_S 120
+#endif
+// S accumulator chains of this body (decode_qm8.cuh's MLA_QM8_SCHAINS is 2). One: at 120 / 192
+// registers two chains spill 36 bytes at a work's start (ptxas; the build forbids spills), and
+// below 192 for warpgroups 1-2 ptxas serializes every wgmma. One chain adds all 18 k-steps'
+// fp8 products in one accumulator: its LSE error against the 2e-4 tolerance is the first thing
+// to measure (docs/performance.md, session 21).
+#ifndef MLA_QM8_WS_SCHAINS
+#define MLA_QM8_WS_SCHAINS 1
 #endif
 
 namespace mla_q8 {
@@ -45,23 +54,40 @@ __device__ __forceinline__ void reg_alloc() {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 
+// The first k-step of a chain: D[64 x 64] = A . B (e4m3, fp32 out), as wgmma_n64_e4m3_ss_lo
+// (decode_qm8.cuh) with the accumulator written only ("=f": the chain's old values are dead
+// between s_take and the next s_issue, instead of live across a work's end and start).
+__device__ __forceinline__ void wgmma_n64_e4m3_ss_lo_first(float (&d)[32], uint32_t alo, uint32_t blo, uint32_t hi) {
+    asm volatile(
+        "{\n.reg .b64 da, db;\n"
+        "mov.b64 da, {%32, %34};\nmov.b64 db, {%33, %34};\n"
+        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {"
+        "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
+        "da, db, 0, 1, 1;\n}\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]),
+          "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15]),
+          "=f"(d[16]), "=f"(d[17]), "=f"(d[18]), "=f"(d[19]), "=f"(d[20]), "=f"(d[21]), "=f"(d[22]), "=f"(d[23]),
+          "=f"(d[24]), "=f"(d[25]), "=f"(d[26]), "=f"(d[27]), "=f"(d[28]), "=f"(d[29]), "=f"(d[30]), "=f"(d[31])
+        : "r"(alo), "r"(blo), "r"(hi));
+}
+
 // S [64 x 64] = Q . K^T of the tile at descriptor dK into the chains acc (issued, committed, not
 // waited for; s_take waits and sums them).
-__device__ __forceinline__ void s_issue(float (&acc)[MLA_QM8_SCHAINS][32], uint64_t dQ, uint64_t dK) {
-    constexpr int NA = MLA_QM8_SCHAINS;
-#pragma unroll
-    for (int a = 0; a < NA; ++a) reg_fence(acc[a]);
+__device__ __forceinline__ void s_issue(float (&acc)[MLA_QM8_WS_SCHAINS][32], uint64_t dQ, uint64_t dK) {
+    constexpr int NA = MLA_QM8_WS_SCHAINS;
     wg_fence();
     const uint32_t qlo = uint32_t(dQ), klo = uint32_t(dK);
 #pragma unroll
     for (int kk = 0; kk < kSSteps; ++kk) {
         const uint32_t koff = uint32_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
-        wgmma_n64_e4m3_ss_lo(acc[kk % NA], qlo + koff, klo + koff, sw128_desc_hi(1024), kk >= NA ? 1 : 0);
+        if (kk < NA) wgmma_n64_e4m3_ss_lo_first(acc[kk], qlo + koff, klo + koff, sw128_desc_hi(1024));
+        else wgmma_n64_e4m3_ss_lo(acc[kk % NA], qlo + koff, klo + koff, sw128_desc_hi(1024), 1);
     }
     wg_commit();
 }
-__device__ __forceinline__ void s_take(float (&acc)[MLA_QM8_SCHAINS][32], float (&s)[32]) {
-    constexpr int NA = MLA_QM8_SCHAINS;
+__device__ __forceinline__ void s_take(float (&acc)[MLA_QM8_WS_SCHAINS][32], float (&s)[32]) {
+    constexpr int NA = MLA_QM8_WS_SCHAINS;
     wg_wait0();
 #pragma unroll
     for (int a = 0; a < NA; ++a) reg_fence(acc[a]);
@@ -90,14 +116,15 @@ struct WsCtx {
     }
 };
 
-// A work's start, in every role (all 384 threads, the same barriers): warpgroup 2 issues the
-// work's first kSlots tiles (pf: the page of the next one), warpgroups 0-1 stage Q.
+// A work's start, in every role (all 384 threads, the same barriers): warpgroup 0 issues the
+// work's first kSlots tiles (its registers are free here; warpgroup 2's refills take over from
+// tile kSlots, pf: that tile's page), warpgroups 1-2 stage Q.
 __device__ __forceinline__ void ws_work_start(const mla_decode_params& p, const mla_dec::Work& w, WsCtx& c,
                                               PagePrefetch& pf, int n_tiles) {
     const int tid = threadIdx.x, wt = tid & 127;
     fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
     __syncthreads();      // the previous work's epilogue is done with shared memory (and mbarrier init)
-    if (tid >= 256) {
+    if (tid < 128) {
         PagePrefetch pg[kSlots];
 #pragma unroll
         for (int s = 0; s < kSlots; ++s) pg[s].fetch(p, w, s, n_tiles, wt >> 1, (wt & 1) == 0);
@@ -105,9 +132,9 @@ __device__ __forceinline__ void ws_work_start(const mla_decode_params& p, const 
         for (int s = 0; s < kSlots; ++s)
             issue_tile_tma_tpt<2, false, 0x1Fu, true, 128>(p, w, s, n_tiles, 0, c.sbase + WsCtx::slot(s), c.tok(s),
                                                            c.bar0 + 8 * s, pg[s], nullptr, wt);
-        pf.fetch(p, w, kSlots, n_tiles, wt >> 1, (wt & 1) == 0);
     } else {
-        load_q8(p, w, c.sbase + CfgQM8::OFF_Q, tid);
+        load_q8(p, w, c.sbase + CfgQM8::OFF_Q, tid - 128);
+        if (tid >= 256) pf.fetch(p, w, kSlots, n_tiles, wt >> 1, (wt & 1) == 0);
     }
     cp_wait<0>();
     fence_proxy_async();  // Q (cp.async) -> the MMAs' async proxy
@@ -134,7 +161,7 @@ __device__ __forceinline__ void ws_role_s(const mla_decode_params& p, WsCtx& c) 
         // S(t) in sc when tile t's iteration begins; S(t + 1) is issued into acc before the
         // softmax of t and taken after it, so the in-flight accumulators never cross the loop's
         // back edge (where the compiler might move them and serialize the wgmmas)
-        float acc[MLA_QM8_SCHAINS][32], sc[32];
+        float acc[MLA_QM8_WS_SCHAINS][32], sc[32];
         if (n_tiles > 0) {
             c.wait_tile(0);
             s_issue(acc, dQ, sw128_desc(c.sbase + WsCtx::slot(0), 16, 1024));
@@ -208,7 +235,7 @@ __device__ __forceinline__ void ws_role_o(const mla_decode_params& p, WsCtx& c) 
             const bool masked = __any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0);
             const int4 f4 = *reinterpret_cast<const int4*>(c.sfl() + s * 4);
             const bool rescale = (f4.x | f4.y | f4.z | f4.w) != 0;  // some row's alpha is not 1
-            pv_half(o, c.smem + WsCtx::slot(s), c.sbase + WsCtx::slot(s), wg - 1, c.alx() + s * 64, tk, masked, rescale);
+            pv_half<false>(o, c.smem + WsCtx::slot(s), c.sbase + WsCtx::slot(s), wg - 1, c.alx() + s * 64, tk, masked, rescale);
             if (tile + kSlots < n_tiles) {
                 fence_proxy_async();  // this thread's reads of the slot before the TMA that refills it
                 if (wg == 1) {
