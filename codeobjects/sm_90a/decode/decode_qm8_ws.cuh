@@ -44,6 +44,8 @@ constexpr int kWsThreads = 384;
 constexpr int kRegS = MLA_QM8_WS_REG_S;
 constexpr int kRegO = ((3 * 168 - kRegS) / 2) / 8 * 8;
 static_assert(kRegS % 8 == 0 && kRegS >= 24 && kRegO <= 256, "setmaxnreg takes multiples of 8, 24 .. 256");
+static_assert(kRegS <= 168 && kRegO >= 168 && kRegS + 2 * kRegO <= 3 * 168,
+              "warpgroup 0 gives registers back, warpgroups 1-2 take them, within the launch's 168 x 384");
 
 template <int N>
 __device__ __forceinline__ void reg_dealloc() {
@@ -179,6 +181,11 @@ __device__ __forceinline__ void ws_role_s(const mla_decode_params& p, WsCtx& c) 
             uint32_t unused[4][4];
             qm_softmax_p<false, MLA_QM8_LAZY>(sc, c.tok(s), w.tok_begin + tile * kTN, lim, c.sl2, cq, m_run, mn, alpha,
                                               l_run, unused);
+            // a row without a key so far (running max -inf) has O exactly 0: alpha 1 instead of
+            // qm_softmax_p's 0, so padding rows and a work's first tile set no rescale flag
+#pragma unroll
+            for (int i = 0; i < 2; ++i)
+                if (m_run[i] == -INFINITY) alpha[i] = 1.f;
             m_run[0] = mn[0];
             m_run[1] = mn[1];
             store_pt(c.smem + WsCtx::slot(s) + 4 * kBlk, sc, r0, q);  // S(t) is done with the rope block
@@ -300,6 +307,7 @@ __device__ __forceinline__ void decode_qm8_ws_body(const mla_decode_params& p, c
 // exit).
 template <int M>
 __device__ __forceinline__ void decode_qm8_ws_dispatch(const mla_decode_params& p, char* smem) {
+    if (blockDim.x != kWsThreads) return;  // before any setmaxnreg (an inc would wait for registers forever)
     if (p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0) {
         decode_qm8_ws_body<M>(p, smem);
         return;
