@@ -120,30 +120,47 @@ __device__ __forceinline__ void load_q8(const mla_decode_params& p, const mla_de
     cp_commit();
 }
 
-// S [64 x 64] = Q . K^T of the tile at descriptor dK (18 k-steps, MLA_QM8_SCHAINS chains summed in
-// fp32), issued by one warpgroup and waited for.
-__device__ __forceinline__ void s_mma(float (&s)[32], uint64_t dQ, uint64_t dK) {
-    constexpr int NA = MLA_QM8_SCHAINS;
-    float sa[NA][32];
+// S [64 x 64] = Q . K^T of the tile at descriptor dK into NA accumulator chains (k-step kk to chain
+// kk % NA), issued by one warpgroup and committed, not waited for; s_take waits for them and sums
+// them in fp32 into s.
+template <int NA>
+__device__ __forceinline__ void s_issue(float (&acc)[NA][32], uint64_t dQ, uint64_t dK) {
 #pragma unroll
-    for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
+    for (int a = 0; a < NA; ++a) reg_fence(acc[a]);
     wg_fence();
     const uint32_t qlo = uint32_t(dQ), klo = uint32_t(dK);
 #pragma unroll
     for (int kk = 0; kk < kSSteps; ++kk) {
         const uint32_t koff = uint32_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
-        wgmma_n64_e4m3_ss_lo(sa[kk % NA], qlo + koff, klo + koff, sw128_desc_hi(1024), kk >= NA ? 1 : 0);
+        wgmma_n64_e4m3_ss_lo(acc[kk % NA], qlo + koff, klo + koff, sw128_desc_hi(1024), kk >= NA ? 1 : 0);
     }
     wg_commit();
+}
+template <int NA>
+__device__ __forceinline__ void s_take(float (&acc)[NA][32], float (&s)[32]) {
     wg_wait0();
 #pragma unroll
-    for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
+    for (int a = 0; a < NA; ++a) reg_fence(acc[a]);
 #pragma unroll
     for (int e = 0; e < 32; ++e) {
-        s[e] = sa[0][e];
+        s[e] = acc[0][e];
 #pragma unroll
-        for (int a = 1; a < NA; ++a) s[e] += sa[a][e];
+        for (int a = 1; a < NA; ++a) s[e] += acc[a][e];
     }
+}
+
+// S of the tile at dK with MLA_QM8_SCHAINS chains, issued and waited for.
+__device__ __forceinline__ void s_mma(float (&s)[32], uint64_t dQ, uint64_t dK) {
+    float sa[MLA_QM8_SCHAINS][32];
+    s_issue(sa, dQ, dK);
+    s_take(sa, s);
+}
+
+// Tile `tile` of work w into the ring slot at shared address slot_s (5 fp8 boxes, token flags tok,
+// mbarrier bar), by the 128 threads of one warpgroup, 2 per token (wt = 0 .. 127; pg: the page).
+__device__ __forceinline__ void issue_tile8(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
+                                            uint32_t slot_s, int* tok, uint32_t bar, const PagePrefetch& pg, int wt) {
+    issue_tile_tma_tpt<2, false, 0x1Fu, true, 128>(p, w, tile, n_tiles, 0, slot_s, tok, bar, pg, nullptr, wt);
 }
 
 // P (fp32, qm_softmax_p's layout: rows r0 + 8 ((e >> 1) & 1), tokens 8 (e >> 2) + 2 q + (e & 1)) as
@@ -229,6 +246,25 @@ __device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uin
     for (int mb = 0; mb < 4; ++mb) reg_fence(o[mb]);
 }
 
+// One warpgroup's O^T half (dims 256 h ..; o: pv_half's accumulators) as o / l * kv_scale (0 for a
+// row with no key: lx[row] 0) into obuf's fp32 rows ([64][kOPitch]).
+__device__ __forceinline__ void stage_o(float* obuf, const float* lx, const float (&o)[4][32], int h, float kvsc) {
+    const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3, q = lane & 3;
+    const int dcol = 256 * h + 8 * (8 * wl + (lane >> 2));
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const int row = 8 * j + 2 * q + e;
+            const float l = lx[row], inv = l > 0.f ? kvsc / l : 0.f;
+            const int i0 = 4 * j + e, i1 = 4 * j + 2 + e;  // dims 2 mb, 2 mb + 1 of the thread's run
+            float* dst = obuf + row * kOPitch + dcol;
+            *reinterpret_cast<float4*>(dst) = make_float4(o[0][i0] * inv, o[0][i1] * inv, o[1][i0] * inv, o[1][i1] * inv);
+            *reinterpret_cast<float4*>(dst + 4) =
+                make_float4(o[2][i0] * inv, o[2][i1] * inv, o[3][i0] * inv, o[3][i1] * inv);
+        }
+}
+
 // The epilogue of a work (all 256 threads; every MMA of the work waited for): warpgroup 0's row
 // sums over the quad into lx[64] and the LSE (m: the rows' running max, nullptr for a work without
 // a tile), then o = O^T / l * kv_scale (0 for a row with no key) staged as fp32 rows in obuf
@@ -254,19 +290,7 @@ __device__ __forceinline__ void epilogue(const mla_decode_params& p, const mla_d
             if (row < w.nrows) store_lse(p, w, row, lt > 0.f && m ? (m[row] + __log2f(lt)) * kLn2 : -INFINITY);
         }
     }
-    const int dcol = 256 * wg + 8 * (8 * wl + (lane >> 2));
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-            const int row = 8 * j + 2 * q + e;
-            const float l = lx[row], inv = l > 0.f ? kvsc / l : 0.f;
-            const int i0 = 4 * j + e, i1 = 4 * j + 2 + e;  // dims 2 mb, 2 mb + 1 of the thread's run
-            float* dst = obuf + row * kOPitch + dcol;
-            *reinterpret_cast<float4*>(dst) = make_float4(o[0][i0] * inv, o[0][i1] * inv, o[1][i0] * inv, o[1][i1] * inv);
-            *reinterpret_cast<float4*>(dst + 4) =
-                make_float4(o[2][i0] * inv, o[2][i1] * inv, o[3][i0] * inv, o[3][i1] * inv);
-        }
+    stage_o(obuf, lx, o, wg, kvsc);
     __syncthreads();  // staged output visible
     store_rows(p, w, obuf, tid);
 }
@@ -304,8 +328,7 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
         __syncthreads();      // the previous work's epilogue is done with shared memory (and mbarrier init)
         PagePrefetch pf;      // warpgroup 1: the page of the tile it issues next
         auto issue = [&](int tile, int s, const PagePrefetch& pg) {
-            issue_tile_tma_tpt<2, false, 0x1Fu, true, 128>(p, w, tile, n_tiles, 0, sbase + slot(s), tokok + s * kTN,
-                                                           bar0 + 8 * s, pg, nullptr, wt);
+            issue_tile8(p, w, tile, n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pg, wt);
         };
         if (wg == 1) {
             PagePrefetch pg[kSlots];

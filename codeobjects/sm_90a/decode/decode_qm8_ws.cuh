@@ -11,7 +11,7 @@
 //   warpgroups 1, 2 (O^T): sync on PREADY(t); O^T dims 256 (w - 1) .. + 255 += V^T . P^T
 //                     (pv_half: V^T fragments built in registers from the fp8 rows, f16 wgmma);
 //                     warpgroup 1 arrives at EMPTY(t), warpgroup 2 syncs on it and issues tile
-//                     t + 4 into the slot (issue_tile_tma_tpt, 2 threads a token); a work's
+//                     t + 4 into the slot (issue_tile8, 2 threads a token); a work's
 //                     first 4 tiles are issued by warpgroup 0, while warpgroups 1-2 stage Q.
 // Registers (setmaxnreg; a 384-thread launch gives each thread 168, 504 per thread of each of
 // the three warpgroups): warpgroup 0 keeps kRegS (the in-flight S accumulators, the tile's S
@@ -56,51 +56,6 @@ __device__ __forceinline__ void reg_alloc() {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 
-// The first k-step of a chain: D[64 x 64] = A . B (e4m3, fp32 out), as wgmma_n64_e4m3_ss_lo
-// (decode_qm8.cuh) with the accumulator written only ("=f": the chain's old values are dead
-// between s_take and the next s_issue, instead of live across a work's end and start).
-__device__ __forceinline__ void wgmma_n64_e4m3_ss_lo_first(float (&d)[32], uint32_t alo, uint32_t blo, uint32_t hi) {
-    asm volatile(
-        "{\n.reg .b64 da, db;\n"
-        "mov.b64 da, {%32, %34};\nmov.b64 db, {%33, %34};\n"
-        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {"
-        "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
-        "da, db, 0, 1, 1;\n}\n"
-        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]),
-          "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15]),
-          "=f"(d[16]), "=f"(d[17]), "=f"(d[18]), "=f"(d[19]), "=f"(d[20]), "=f"(d[21]), "=f"(d[22]), "=f"(d[23]),
-          "=f"(d[24]), "=f"(d[25]), "=f"(d[26]), "=f"(d[27]), "=f"(d[28]), "=f"(d[29]), "=f"(d[30]), "=f"(d[31])
-        : "r"(alo), "r"(blo), "r"(hi));
-}
-
-// S [64 x 64] = Q . K^T of the tile at descriptor dK into the chains acc (issued, committed, not
-// waited for; s_take waits and sums them).
-__device__ __forceinline__ void s_issue(float (&acc)[MLA_QM8_WS_SCHAINS][32], uint64_t dQ, uint64_t dK) {
-    constexpr int NA = MLA_QM8_WS_SCHAINS;
-    wg_fence();
-    const uint32_t qlo = uint32_t(dQ), klo = uint32_t(dK);
-#pragma unroll
-    for (int kk = 0; kk < kSSteps; ++kk) {
-        const uint32_t koff = uint32_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
-        if (kk < NA) wgmma_n64_e4m3_ss_lo_first(acc[kk], qlo + koff, klo + koff, sw128_desc_hi(1024));
-        else wgmma_n64_e4m3_ss_lo(acc[kk % NA], qlo + koff, klo + koff, sw128_desc_hi(1024), 1);
-    }
-    wg_commit();
-}
-__device__ __forceinline__ void s_take(float (&acc)[MLA_QM8_WS_SCHAINS][32], float (&s)[32]) {
-    constexpr int NA = MLA_QM8_WS_SCHAINS;
-    wg_wait0();
-#pragma unroll
-    for (int a = 0; a < NA; ++a) reg_fence(acc[a]);
-#pragma unroll
-    for (int e = 0; e < 32; ++e) {
-        s[e] = acc[0][e];
-#pragma unroll
-        for (int a = 1; a < NA; ++a) s[e] += acc[a][e];
-    }
-}
-
 // What both roles of a CTA share: shared-memory pointers, the mbarriers' parity bits, scales.
 struct WsCtx {
     char* smem;
@@ -132,8 +87,7 @@ __device__ __forceinline__ void ws_work_start(const mla_decode_params& p, const 
         for (int s = 0; s < kSlots; ++s) pg[s].fetch(p, w, s, n_tiles, wt >> 1, (wt & 1) == 0);
 #pragma unroll
         for (int s = 0; s < kSlots; ++s)
-            issue_tile_tma_tpt<2, false, 0x1Fu, true, 128>(p, w, s, n_tiles, 0, c.sbase + WsCtx::slot(s), c.tok(s),
-                                                           c.bar0 + 8 * s, pg[s], nullptr, wt);
+            issue_tile8(p, w, s, n_tiles, c.sbase + WsCtx::slot(s), c.tok(s), c.bar0 + 8 * s, pg[s], wt);
     } else {
         load_q8(p, w, c.sbase + CfgQM8::OFF_Q, tid - 128);
         if (tid >= 256) pf.fetch(p, w, kSlots, n_tiles, wt >> 1, (wt & 1) == 0);
@@ -220,8 +174,7 @@ __device__ __forceinline__ void ws_role_s(const mla_decode_params& p, WsCtx& c) 
 // output staged and stored.
 template <int M>
 __device__ __forceinline__ void ws_role_o(const mla_decode_params& p, WsCtx& c) {
-    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wl = (tid >> 5) & 3, q = lane & 3;
-    const int wt = tid & 127;
+    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wt = tid & 127;
     const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
     for (int wi = w_begin; wi < w_end; ++wi) {
         mla_dec::Work w;
@@ -249,9 +202,8 @@ __device__ __forceinline__ void ws_role_o(const mla_decode_params& p, WsCtx& c) 
                     bar_arrive(kBarEmpty + s, 256);
                 } else {
                     bar_sync(kBarEmpty + s, 256);  // warpgroup 1 is done with the slot too
-                    issue_tile_tma_tpt<2, false, 0x1Fu, true, 128>(p, w, tile + kSlots, n_tiles, 0,
-                                                                   c.sbase + WsCtx::slot(s), c.tok(s), c.bar0 + 8 * s,
-                                                                   pf, nullptr, wt);
+                    issue_tile8(p, w, tile + kSlots, n_tiles, c.sbase + WsCtx::slot(s), c.tok(s), c.bar0 + 8 * s, pf,
+                                wt);
                     pf.fetch(p, w, tile + kSlots + 1, n_tiles, wt >> 1, (wt & 1) == 0);
                 }
             }
@@ -259,20 +211,7 @@ __device__ __forceinline__ void ws_role_o(const mla_decode_params& p, WsCtx& c) 
         __syncthreads();  // (E1)
         // o = O^T / l * kv_scale (0 for a row with no key), staged as fp32 rows in the idle ring
         float* obuf = reinterpret_cast<float*>(c.smem + CfgQM8::OFF_KV);
-        const float* lx = c.lx();
-        const int dcol = 256 * (wg - 1) + 8 * (8 * wl + (lane >> 2));
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const int row = 8 * j + 2 * q + e;
-                const float l = lx[row], inv = l > 0.f ? c.kvsc / l : 0.f;
-                const int i0 = 4 * j + e, i1 = 4 * j + 2 + e;  // dims 2 mb, 2 mb + 1 of the thread's run
-                float* dst = obuf + row * kOPitch + dcol;
-                *reinterpret_cast<float4*>(dst) = make_float4(o[0][i0] * inv, o[0][i1] * inv, o[1][i0] * inv, o[1][i1] * inv);
-                *reinterpret_cast<float4*>(dst + 4) =
-                    make_float4(o[2][i0] * inv, o[2][i1] * inv, o[3][i0] * inv, o[3][i1] * inv);
-            }
+        stage_o(obuf, c.lx(), o, wg - 1, c.kvsc);
         __syncthreads();  // (E2)
         store_rows_part<kWsThreads>(p, w, obuf, tid, 0, w.nrows);
     }
