@@ -179,8 +179,10 @@ TEST_CASE("decode launch: the three-warpgroup fp8 qm build takes 384 threads", "
         {"384", "mla_decode_qm_fp8_fp8_m64_ws", 64, MLA_SUCCESS, ""},
         {"384", "mla_decode_qm_fp8_fp8_m64_ws", 16, MLA_SUCCESS, ""},
         {"384", "mla_decode_qm_fp8_fp8_m64_ws", 4, MLA_SUCCESS, ""},
-        {"256", "mla_decode_qm_fp8_fp8_m64_ws", 64, MLA_ERROR_TABLE, "launch_threads 256 / launch_smem 231936, the kernel is built for 384 / 231936"},
-        {"384", "mla_decode_qm_fp8_fp8_m64", 64, MLA_ERROR_TABLE, "launch_threads 384 / launch_smem 231936, the kernel is built for 256 / 231936"},
+        {"256", "mla_decode_qm_fp8_fp8_m64_ws", 64, MLA_ERROR_TABLE,
+         "launch_threads 256 / launch_smem 231936, the kernel is built for 384 / 231936"},
+        {"384", "mla_decode_qm_fp8_fp8_m64", 64, MLA_ERROR_TABLE,
+         "launch_threads 384 / launch_smem 231936, the kernel is built for 256 / 231936"},
     };
     for (const K& k : ks) {
         INFO(k.kernel << " launch_threads " << k.threads << " page " << k.ps);

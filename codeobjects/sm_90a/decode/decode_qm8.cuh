@@ -163,6 +163,19 @@ __device__ __forceinline__ void issue_tile8(const mla_decode_params& p, const ml
     issue_tile_tma_tpt<2, false, 0x1Fu, true, 128>(p, w, tile, n_tiles, 0, slot_s, tok, bar, pg, nullptr, wt);
 }
 
+// A work's first kSlots tiles into ring slots 0 .. kSlots - 1 (CfgQM8's layout from shared address
+// sbase; token flags tokok [kSlots][64]; mbarriers bar0 + 8 s), their page lookups in flight
+// together, by one warpgroup (wt = 0 .. 127).
+__device__ __forceinline__ void issue_ring8(const mla_decode_params& p, const mla_dec::Work& w, int n_tiles,
+                                            uint32_t sbase, int* tokok, uint32_t bar0, int wt) {
+    PagePrefetch pg[kSlots];
+#pragma unroll
+    for (int s = 0; s < kSlots; ++s) pg[s].fetch(p, w, s, n_tiles, wt >> 1, (wt & 1) == 0);
+#pragma unroll
+    for (int s = 0; s < kSlots; ++s)
+        issue_tile8(p, w, s, n_tiles, sbase + CfgQM8::OFF_KV + s * kTile8, tokok + s * kTN, bar0 + 8 * s, pg[s], wt);
+}
+
 // P (fp32, qm_softmax_p's layout: rows r0 + 8 ((e >> 1) & 1), tokens 8 (e >> 2) + 2 q + (e & 1)) as
 // f16 P^T [64 rows][64 tokens] at pt: the K-major B operand of the O^T MMAs (128-byte swizzle, one
 // 128-byte row per query row), one 4-byte word per token pair.
@@ -331,11 +344,7 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
             issue_tile8(p, w, tile, n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pg, wt);
         };
         if (wg == 1) {
-            PagePrefetch pg[kSlots];
-#pragma unroll
-            for (int s = 0; s < kSlots; ++s) pg[s].fetch(p, w, s, n_tiles, wt >> 1, (wt & 1) == 0);
-#pragma unroll
-            for (int s = 0; s < kSlots; ++s) issue(s, s, pg[s]);
+            issue_ring8(p, w, n_tiles, sbase, tokok, bar0, wt);
             pf.fetch(p, w, kSlots, n_tiles, wt >> 1, (wt & 1) == 0);
         }
         load_q8(p, w, sbase + C::OFF_Q, tid);

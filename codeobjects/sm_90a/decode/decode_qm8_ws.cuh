@@ -82,12 +82,7 @@ __device__ __forceinline__ void ws_work_start(const mla_decode_params& p, const 
     fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
     __syncthreads();      // the previous work's epilogue is done with shared memory (and mbarrier init)
     if (tid < 128) {
-        PagePrefetch pg[kSlots];
-#pragma unroll
-        for (int s = 0; s < kSlots; ++s) pg[s].fetch(p, w, s, n_tiles, wt >> 1, (wt & 1) == 0);
-#pragma unroll
-        for (int s = 0; s < kSlots; ++s)
-            issue_tile8(p, w, s, n_tiles, c.sbase + WsCtx::slot(s), c.tok(s), c.bar0 + 8 * s, pg[s], wt);
+        issue_ring8(p, w, n_tiles, c.sbase, c.tok(0), c.bar0, wt);
     } else {
         load_q8(p, w, c.sbase + CfgQM8::OFF_Q, tid - 128);
         if (tid >= 256) pf.fetch(p, w, kSlots, n_tiles, wt >> 1, (wt & 1) == 0);
@@ -195,7 +190,8 @@ __device__ __forceinline__ void ws_role_o(const mla_decode_params& p, WsCtx& c) 
             const bool masked = __any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0);
             const int4 f4 = *reinterpret_cast<const int4*>(c.sfl() + s * 4);
             const bool rescale = (f4.x | f4.y | f4.z | f4.w) != 0;  // some row's alpha is not 1
-            pv_half<false>(o, c.smem + WsCtx::slot(s), c.sbase + WsCtx::slot(s), wg - 1, c.alx() + s * 64, tk, masked, rescale);
+            pv_half<false>(o, c.smem + WsCtx::slot(s), c.sbase + WsCtx::slot(s), wg - 1, c.alx() + s * 64, tk, masked,
+                           rescale);
             if (tile + kSlots < n_tiles) {
                 fence_proxy_async();  // this thread's reads of the slot before the TMA that refills it
                 if (wg == 1) {
