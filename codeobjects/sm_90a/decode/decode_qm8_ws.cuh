@@ -38,6 +38,12 @@
 #define MLA_QM8_WS_SCHAINS 1
 #endif
 
+// MLA_QM8_WS_EARLY=1 (measurement): warpgroup 0 issues S(t + 1) before the softmax of t only if
+// tile t + 1 has already landed, so that P(t) never waits for tile t + 1's arrival.
+#ifndef MLA_QM8_WS_EARLY
+#define MLA_QM8_WS_EARLY 0
+#endif
+
 namespace mla_q8 {
 
 constexpr int kWsThreads = 384;
@@ -121,8 +127,12 @@ __device__ __forceinline__ void ws_role_s(const mla_decode_params& p, WsCtx& c) 
         for (int tile = 0; tile < n_tiles; ++tile) {
             const int s = tile & (kSlots - 1);
             const bool next = tile + 1 < n_tiles;
-            if (next) {  // S(t + 1) runs while this tile's softmax does
-                const int s1 = (tile + 1) & (kSlots - 1);
+            const int s1 = (tile + 1) & (kSlots - 1);
+            // S(t + 1) runs while this tile's softmax does; with MLA_QM8_WS_EARLY only when tile
+            // t + 1 has already landed (decided for the warpgroup: wgmma is .aligned), else after P(t)
+            const bool early = next && (!MLA_QM8_WS_EARLY ||
+                                        bar_red_or(kBarWg0, 128, mbar_test(c.bar0 + 8 * s1, (c.phase >> s1) & 1)));
+            if (early) {
                 c.wait_tile(s1);
                 s_issue(acc, dQ, sw128_desc(c.sbase + WsCtx::slot(s1), 16, 1024));
             }
@@ -146,6 +156,10 @@ __device__ __forceinline__ void ws_role_s(const mla_decode_params& p, WsCtx& c) 
             if (lane == 0) c.sfl()[s * 4 + wl] = moved ? 1 : 0;
             fence_proxy_async();  // P^T -> the MMAs' async proxy
             bar_arrive(kBarPReady + s, kWsThreads);
+            if (next && !early) {
+                c.wait_tile(s1);
+                s_issue(acc, dQ, sw128_desc(c.sbase + WsCtx::slot(s1), 16, 1024));
+            }
             if (next) s_take(acc, sc);
         }
         // the epilogue's row sums: l over the quad into lx, the LSE
