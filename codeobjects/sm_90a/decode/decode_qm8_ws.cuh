@@ -44,6 +44,12 @@
 #define MLA_QM8_WS_EARLY 0
 #endif
 
+// MLA_QM8_WS_NOLOAD=1 (measurement; wrong results): no refills, a work's tiles from the fifth on
+// reuse the ring's first four, so the time is the roles' chains without the loads.
+#ifndef MLA_QM8_WS_NOLOAD
+#define MLA_QM8_WS_NOLOAD 0
+#endif
+
 namespace mla_q8 {
 
 constexpr int kWsThreads = 384;
@@ -52,6 +58,13 @@ constexpr int kRegO = ((3 * 168 - kRegS) / 2) / 8 * 8;
 static_assert(kRegS % 8 == 0 && kRegS >= 24 && kRegO <= 256, "setmaxnreg takes multiples of 8, 24 .. 256");
 static_assert(kRegS <= 168 && kRegO >= 168 && kRegS + 2 * kRegO <= 3 * 168,
               "warpgroup 0 gives registers back, warpgroups 1-2 take them, within the launch's 168 x 384");
+
+// The CTA-wide barrier of the role code: a named barrier over the 384 threads (as PREADY and
+// EMPTY), not barrier 0: __syncthreads requires every thread of the CTA at the same instruction,
+// and the roles reach it at different ones (compute-sanitizer synccheck: "divergent thread(s)",
+// session 22 call 2). (The unaligned barrier.sync 0 costs warpgroup 1-2 60 bytes of spills.)
+constexpr int kBarCta = 10;
+__device__ __forceinline__ void cta_sync() { bar_sync(kBarCta, kWsThreads); }
 
 template <int N>
 __device__ __forceinline__ void reg_dealloc() {
@@ -86,7 +99,7 @@ __device__ __forceinline__ void ws_work_start(const mla_decode_params& p, const 
                                               PagePrefetch& pf, int n_tiles) {
     const int tid = threadIdx.x, wt = tid & 127;
     fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
-    __syncthreads();      // the previous work's epilogue is done with shared memory (and mbarrier init)
+    cta_sync();      // the previous work's epilogue is done with shared memory (and mbarrier init)
     if (tid < 128) {
         issue_ring8(p, w, n_tiles, c.sbase, c.tok(0), c.bar0, wt);
     } else {
@@ -95,7 +108,7 @@ __device__ __forceinline__ void ws_work_start(const mla_decode_params& p, const 
     }
     cp_wait<0>();
     fence_proxy_async();  // Q (cp.async) -> the MMAs' async proxy
-    __syncthreads();
+    cta_sync();
 }
 
 // Warpgroup 0's works: S and the softmax of every tile, then the rows' sums and LSE.
@@ -133,7 +146,7 @@ __device__ __forceinline__ void ws_role_s(const mla_decode_params& p, WsCtx& c) 
             const bool early = next && (!MLA_QM8_WS_EARLY ||
                                         bar_red_or(kBarWg0, 128, mbar_test(c.bar0 + 8 * s1, (c.phase >> s1) & 1)));
             if (early) {
-                c.wait_tile(s1);
+                if (!MLA_QM8_WS_NOLOAD || tile + 1 < kSlots) c.wait_tile(s1);
                 s_issue(acc, dQ, sw128_desc(c.sbase + WsCtx::slot(s1), 16, 1024));
             }
             float mn[2], alpha[2];
@@ -157,7 +170,7 @@ __device__ __forceinline__ void ws_role_s(const mla_decode_params& p, WsCtx& c) 
             fence_proxy_async();  // P^T -> the MMAs' async proxy
             bar_arrive(kBarPReady + s, kWsThreads);
             if (next && !early) {
-                c.wait_tile(s1);
+                if (!MLA_QM8_WS_NOLOAD || tile + 1 < kSlots) c.wait_tile(s1);
                 s_issue(acc, dQ, sw128_desc(c.sbase + WsCtx::slot(s1), 16, 1024));
             }
             if (next) s_take(acc, sc);
@@ -173,8 +186,8 @@ __device__ __forceinline__ void ws_role_s(const mla_decode_params& p, WsCtx& c) 
                 if (row < w.nrows) store_lse(p, w, row, lt > 0.f ? (m_run[i] + __log2f(lt)) * kLn2 : -INFINITY);
             }
         }
-        __syncthreads();  // (E1) every MMA and load of the work done, the ring free; the sums visible
-        __syncthreads();  // (E2) staged output visible
+        cta_sync();  // (E1) every MMA and load of the work done, the ring free; the sums visible
+        cta_sync();  // (E2) staged output visible
         store_rows_part<kWsThreads>(p, w, reinterpret_cast<const float*>(c.smem + CfgQM8::OFF_KV), tid, 0, w.nrows);
     }
 }
@@ -200,7 +213,7 @@ __device__ __forceinline__ void ws_role_o(const mla_decode_params& p, WsCtx& c) 
             const int s = tile & (kSlots - 1);
             const int* tk = c.tok(s);
             bar_sync(kBarPReady + s, kWsThreads);  // P^T(tile), alpha(tile), the flags
-            c.wait_tile(s);                        // the tile landed (seen by warpgroup 0 already)
+            if (!MLA_QM8_WS_NOLOAD || tile < kSlots) c.wait_tile(s);  // the tile landed (seen by warpgroup 0 already)
             const bool masked = __any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0);
             const int4 f4 = *reinterpret_cast<const int4*>(c.sfl() + s * 4);
             const bool rescale = (f4.x | f4.y | f4.z | f4.w) != 0;  // some row's alpha is not 1
@@ -212,17 +225,19 @@ __device__ __forceinline__ void ws_role_o(const mla_decode_params& p, WsCtx& c) 
                     bar_arrive(kBarEmpty + s, 256);
                 } else {
                     bar_sync(kBarEmpty + s, 256);  // warpgroup 1 is done with the slot too
-                    issue_tile8(p, w, tile + kSlots, n_tiles, c.sbase + WsCtx::slot(s), c.tok(s), c.bar0 + 8 * s, pf,
-                                wt);
-                    pf.fetch(p, w, tile + kSlots + 1, n_tiles, wt >> 1, (wt & 1) == 0);
+                    if (!MLA_QM8_WS_NOLOAD) {
+                        issue_tile8(p, w, tile + kSlots, n_tiles, c.sbase + WsCtx::slot(s), c.tok(s), c.bar0 + 8 * s,
+                                    pf, wt);
+                        pf.fetch(p, w, tile + kSlots + 1, n_tiles, wt >> 1, (wt & 1) == 0);
+                    }
                 }
             }
         }
-        __syncthreads();  // (E1)
+        cta_sync();  // (E1)
         // o = O^T / l * kv_scale (0 for a row with no key), staged as fp32 rows in the idle ring
         float* obuf = reinterpret_cast<float*>(c.smem + CfgQM8::OFF_KV);
         stage_o(obuf, c.lx(), o, wg - 1, c.kvsc);
-        __syncthreads();  // (E2)
+        cta_sync();  // (E2)
         store_rows_part<kWsThreads>(p, w, obuf, tid, 0, w.nrows);
     }
 }
