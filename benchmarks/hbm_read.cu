@@ -17,6 +17,13 @@
 //   hbm_read_rows  the same ring of pages, each page as 64 cp.async.bulk copies of one 1152-byte
 //                  token row into rows of 1168 bytes (a layout ldmatrix reads without bank
 //                  conflicts), issued by the 32 lanes of one warp.
+//   hbm_read_gather  token rows gathered one by one, as a page-size-1 cache places them: steps of
+//                  32 rows of 1152 bytes, row ids from `order` (a permutation of the cache's
+//                  rows: identity, or random as a page table makes it), each lane one
+//                  cp.async.bulk of its row into a padded row, `slots` steps in flight; the
+//                  next refill's row ids loaded a step ahead.
+//   hbm_read_ldg_gather  the same rows by 16-byte loads (ld.global.nc, eight in flight per
+//                  thread, grid-stride over the rows' 72 chunks each).
 //   hbm_read_relayout  the candidate for the decode kernels' loads (docs/kernels.md next steps 8):
 //                  each page as two bulk copies of half a page (36,864 B) into a raw ring of
 //                  `raw` slots, re-laid by warpgroup 1 into one of `tiles` 128-byte-swizzled tiles
@@ -313,6 +320,68 @@ extern "C" __global__ void __launch_bounds__(256) hbm_read_relayout(const char* 
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
             mbar_arrive(&tile_full[s]);
         }
+    }
+    if (acc == kNever) sink[0] = acc;
+}
+
+// Dynamic shared memory: slots * 32 * 1168 bytes (slots <= 8). 32 threads. n_steps = rows / 32.
+extern "C" __global__ void __launch_bounds__(32) hbm_read_gather(const char* __restrict__ src, const int32_t* order,
+                                                               uint32_t n_steps, uint32_t slots, uint32_t* sink) {
+    extern __shared__ __align__(128) char ring_g[];
+    __shared__ __align__(8) uint64_t bar[8];
+    const int lane = threadIdx.x;
+    if (threadIdx.x >= 32 || slots < 1 || slots > 8) return;
+    const uint32_t per = (n_steps + gridDim.x - 1) / gridDim.x;
+    const uint32_t c0 = blockIdx.x * per, c1 = c0 + per < n_steps ? c0 + per : n_steps;
+    if (lane == 0) {
+        for (uint32_t s = 0; s < slots; ++s) mbar_init(&bar[s]);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncwarp();
+    constexpr uint32_t kStep = 32 * kPitch;
+    auto start = [&](uint32_t s, int32_t row) {
+        if (lane == 0) mbar_expect(&bar[s], 32 * 1152);
+        __syncwarp();
+        bulk(ring_g + uint64_t(s) * kStep + lane * kPitch, src + uint64_t(row) * 1152, 1152, &bar[s]);
+    };
+    for (uint32_t s = 0; s < slots && c0 + s < c1; ++s) start(s, order[32 * uint64_t(c0 + s) + lane]);
+    int32_t next = c0 + slots < c1 ? order[32 * uint64_t(c0 + slots) + lane] : 0;
+    uint32_t phase = 0, acc = 0;
+    for (uint32_t c = c0; c < c1; ++c) {
+        const uint32_t s = (c - c0) % slots;
+        mbar_wait(&bar[s], (phase >> s) & 1);
+        phase ^= 1u << s;
+        acc ^= *reinterpret_cast<const uint32_t*>(ring_g + uint64_t(s) * kStep + lane * kPitch);
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncwarp();
+        if (c + slots < c1) {
+            start(s, next);
+            next = c + slots + 1 < c1 ? order[32 * uint64_t(c + slots + 1) + lane] : 0;
+        }
+    }
+    if (acc == kNever) sink[0] = acc;
+}
+
+// 256 threads; n_rows token rows of 1152 bytes (72 chunks of 16), row ids from `order`.
+extern "C" __global__ void __launch_bounds__(256) hbm_read_ldg_gather(const char* __restrict__ src,
+                                                                    const int32_t* __restrict__ order,
+                                                                    uint64_t n_rows, uint32_t* sink) {
+    const uint64_t n16 = n_rows * 72, stride = uint64_t(gridDim.x) * blockDim.x;
+    uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    uint32_t acc = 0;
+    auto at = [&](uint64_t k) {
+        return reinterpret_cast<const uint4*>(src + uint64_t(order[k / 72]) * 1152) + k % 72;
+    };
+    for (; i + 7 * stride < n16; i += 8 * stride) {
+        uint4 v[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) v[k] = ldg_nc(at(i + k * stride));
+#pragma unroll
+        for (int k = 0; k < 8; ++k) acc ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
+    }
+    for (; i < n16; i += stride) {
+        const uint4 v = ldg_nc(at(i));
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
     }
     if (acc == kNever) sink[0] = acc;
 }

@@ -15,8 +15,10 @@ tile equals the TMA boxes' tile of the same page (CTA 0's first page, byte for b
 The sizes are the KV bytes of the rows (bf16, 1152 bytes per token):
   b 128 x s_k 4096 (604 MB), b 128 x s_k 16384 (2.42 GB), b 1536 x s_k 2048 (3.62 GB).
 
-usage: hbm_read.py --cubin build/benchmarks/hbm_read.cubin [--iters 20] [--split-only]
-(--split-only: the first row's pages only, whole against split in two halves a step apart.)
+usage: hbm_read.py --cubin build/benchmarks/hbm_read.cubin [--iters 20] [--split-only | --gather]
+(--split-only: the first row's pages only, whole against split in two halves a step apart.
+ --gather: the first row's 524,288 token rows of 1152 bytes gathered one by one, in order and in
+ a random order: the ceiling of the page-size-1 row, whose cache places every token at random.)
 Needs torch with CUDA and an sm_90a GPU (the cubin's arch).
 """
 import argparse
@@ -38,6 +40,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cubin", required=True)
     ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--gather", action="store_true",
+                    help="only the first row's bytes as 1152-byte token rows, in order and gathered at random")
     ap.add_argument("--split-only", action="store_true",
                     help="only the first row's TMA page streams: whole pages (2, 3 in flight) and split pages")
     args = ap.parse_args()
@@ -92,6 +96,9 @@ def main():
 
     src = buf.data_ptr()
     layout_ok = None
+    if args.gather:
+        gather_only(cuda, launch, timed, report, function, src, sms, dev)
+        return
     if args.split_only:
         split_only(cuda, encode, launch, timed, report, f_tma, f_split, src, sms, page, dev)
         return
@@ -188,6 +195,38 @@ def page_tmap(encode, src, n_pages, page, promo):
     check(encode(ctypes.byref(tmap), 9, 3, ctypes.c_void_p(src), dims, strides, box, ones, 0, 3, promo, 0),
           "cuTensorMapEncodeTiled")
     return tmap, store
+
+
+def gather_only(cuda, launch, timed, report, function, src, sms, dev):
+    """The first row's bytes (b 128 x s_k 4096 bf16) as 524,288 token rows of 1152 bytes, read in
+    order and in a random order (a page-size-1 cache: the page-1 target row, 160 us): one
+    cp.async.bulk per row through a ring of 32-row steps (hbm_read_gather: 2-6 steps in flight, 128
+    CTAs and one per SM) and 16-byte loads (hbm_read_ldg_gather: 4 and 8 CTAs per SM), 3 rounds."""
+    f_gather, f_lg = function("hbm_read_gather"), function("hbm_read_ldg_gather")
+    name, nbytes, _ = ROWS[0]
+    target = 160.0
+    n_rows = nbytes // 1152
+    orders = (("in order", torch.arange(n_rows, dtype=torch.int32, device=dev)),
+              ("random order", torch.randperm(n_rows, device=dev).to(torch.int32)))
+    sink = torch.zeros(4, dtype=torch.int32, device=dev)
+    for rnd in range(3):  # rounds, so that drift hits every variant alike
+        for oname, order in orders:
+            for grid in (128, sms):
+                for slots in (2, 4, 6):
+                    smem = slots * 32 * 1168
+                    check(cuda.cuFuncSetAttribute(f_gather, 8, smem), "cuFuncSetAttribute")
+                    us = timed(launch(f_gather, grid, 32, smem,
+                                      [ctypes.c_uint64(src), ctypes.c_uint64(order.data_ptr()),
+                                       ctypes.c_uint32(n_rows // 32), ctypes.c_uint32(slots),
+                                       ctypes.c_uint64(sink.data_ptr())]))
+                    report("rowbk", f"{grid} CTAs, {slots} x 32 rows, {oname}, r{rnd}", name, nbytes, target, us)
+            for per_sm in (4, 8):
+                us = timed(launch(f_lg, per_sm * sms, 256, 0,
+                                  [ctypes.c_uint64(src), ctypes.c_uint64(order.data_ptr()), ctypes.c_uint64(n_rows),
+                                   ctypes.c_uint64(sink.data_ptr())]))
+                report("rowld", f"{per_sm * sms} CTAs x 256, {oname}, r{rnd}", name, nbytes, target, us)
+    torch.cuda.synchronize()
+    print("sink (0 expected):", sink.tolist())
 
 
 def split_only(cuda, encode, launch, timed, report, f_tma, f_split, src, sms, page, dev):
