@@ -16,6 +16,12 @@
 #include "planner/planner.h"
 #include "routing/routing.h"
 
+// The smallest page size whose KV tiles load by TMA (boxes of min(page_size, 64) rows); below
+// it the same kernels load by cp.async. Measurement builds set -DMLA_KV_TMA_MIN_PAGE=N.
+#ifndef MLA_KV_TMA_MIN_PAGE
+#define MLA_KV_TMA_MIN_PAGE 8
+#endif
+
 namespace mla::launch {
 namespace {
 
@@ -520,7 +526,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     // cache of at least one page; the driver's alignment rules (cache pointer and page stride
     // multiples of 16 bytes) are argument checks above. Otherwise, or where the runtime has no
     // tensor maps, the same kernel loads by cp.async (p.kv_tma = 0).
-    if (kv_tma && a.num_pages > 0 && a.page_size >= 8)
+    if (kv_tma && a.num_pages > 0 && a.page_size >= MLA_KV_TMA_MIN_PAGE)
         p.kv_tma = kv_tensor_map(ctx, a.kv_cache, kv8, a.page_size, a.num_pages, kvsp, kv_l2, p.kv_tmap) ? 1 : 0;
 
     mla_reduce_params& rp = d.reduce;
