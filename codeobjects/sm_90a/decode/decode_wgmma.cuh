@@ -58,13 +58,10 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     // (MLA_WG_TMA_ONLY, wg_common.cuh: the 16-row bf16 kernel assumes the tensor map)
     const bool tma = !KV8 && ((MLA_WG_TMA_ONLY && N == 16) ||
                               (p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0));
-    // no tensor map at 16 rows (MLA_WG_CPDEC): the decoupled ring with cp.async copies completing
-    // on the slots' mbarriers, counted per thread of warpgroup 1 (issue_tile_cp_wg)
-    const bool cpd = MLA_WG_CPDEC && N == 16 && !KV8 && !tma && !MLA_WG_NOLOAD;
     const uint32_t bar0 = smem_u32(kv_bar);
     uint32_t phase = 0, zero = 0;
-    if (tma || cpd) {
-        if (tid < C::STAGES) mbar_init(bar0 + 8 * tid, cpd ? 128 : 64);
+    if (tma) {
+        if (tid < C::STAGES) mbar_init(bar0 + 8 * tid, 64);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     if constexpr (N == 16 && !KV8 && MLA_WG_XWORK && MLA_WG_EARLY && MLA_WG_DEC && !MLA_WG_NOLOAD) {
@@ -93,19 +90,17 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             const uint32_t slot = sbase + C::OFF_KV + stage * (KV8 ? kRaw8 : kTile);
             if (tma)
                 issue_tile_tma(p, w, tile, n_tiles, stage, slot, tokok + stage * kTN, bar0 + 8 * stage, pg, &zero);
-            else if (cpd) {
-                if (wg == 1) issue_tile_cp_wg(p, w, tile, n_tiles, slot, tokok + stage * kTN, bar0 + 8 * stage, pg, tid & 127);
-            } else
+            else
                 issue_tile<KV8>(p, w, tile, n_tiles, slot, tokok + stage * kTN, tid, pg);
         };
-        const bool early = MLA_WG_EARLY && N == 16 && (tma || cpd);  // (wg_common.cuh; 32 / 64 rows spill with it)
+        const bool early = MLA_WG_EARLY && N == 16 && tma;  // (wg_common.cuh; 32 / 64 rows spill with it)
         // (a loop to `ahead` compiles to a different, unverified cubin: docs/runs/session10-build-checks.txt)
         const int ahead = early ? C::STAGES : C::STAGES - 1;  // tiles issued before the loop
 #pragma unroll
         for (int s = 0; s < C::STAGES; ++s) {
             if (s >= ahead) break;
-            PagePrefetch pg;  // (cpd: warpgroup 1 issues, 2 threads a token)
-            pg.fetch(p, w, s, n_tiles, cpd ? (tid & 127) >> 1 : tid >> 2, cpd ? (tid & 1) == 0 : (tid & 3) == 0);
+            PagePrefetch pg;
+            pg.fetch(p, w, s, n_tiles, tid >> 2, (tid & 3) == 0);
             issue_pf(s, pg);
         }
         // decoupled warpgroups (MLA_WG_DEC): warpgroup 1 issues tiles 2, 3, ... with 2 threads per token
@@ -141,19 +136,14 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 if (wg == 1) {  // refill the slot once the MMA warpgroup is done with its tile
                     if (tile + C::STAGES < n_tiles) {
                         bar_sync(kWgEmpty + stage, 256);
-                        if (!cpd)
-                            issue_tile_tma_wg(p, w, tile + C::STAGES, n_tiles, sbase + C::OFF_KV + stage * kTile,
-                                              tokok + stage * kTN, bar0 + 8 * stage, pf, wt);
-                        else
-                            issue_tile_cp_wg(p, w, tile + C::STAGES, n_tiles, sbase + C::OFF_KV + stage * kTile,
-                                             tokok + stage * kTN, bar0 + 8 * stage, pf, wt);
+                        issue_tile_tma_wg(p, w, tile + C::STAGES, n_tiles, sbase + C::OFF_KV + stage * kTile,
+                                          tokok + stage * kTN, bar0 + 8 * stage, pf, wt);
                         pf.fetch(p, w, tile + C::STAGES + 1, n_tiles, wt >> 1, (wt & 1) == 0);
                     }
                     continue;
                 }
                 mbar_wait(bar0 + 8 * stage, (phase >> stage) & 1);  // the tile's boxes landed
                 phase ^= 1u << stage;
-                if (cpd) fence_proxy_async();  // the cp.async data (generic proxy) -> the MMAs' async proxy
                 kt_off = C::OFF_KV + stage * kTile;
                 // rows flagged 0 (past the work's end, a bad page) hold whatever the slot held: their V
                 // columns are zeroed (every warp sees all 64 flags: the branch is uniform)

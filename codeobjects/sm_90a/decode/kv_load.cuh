@@ -309,26 +309,6 @@ __device__ __forceinline__ void issue_tile_tma_wg(const mla_decode_params& p, co
     issue_tile_tma_tpt<2>(p, w, tile, n_tiles, 0, slot, tok, bar, pf, nullptr, wt);
 }
 
-// The cp.async counterpart of issue_tile_tma_wg for bf16 caches without a tensor map (page sizes
-// below MLA_KV_TMA_MIN_PAGE; the 16-row ring body with MLA_WG_CPDEC): the 128 threads of one
-// warpgroup (wt = 0 .. 127), 2 per token, copy tile `tile`'s 16-byte chunks into the swizzled
-// layout (TileLoader<false, 2>: tokens past the work's end or on a bad page zero-filled and
-// flagged 0 in tok[]), then each thread arrives on the slot's mbarrier once its own copies have
-// landed (cp.async.mbarrier.arrive.noinc: the barrier's count is the warpgroup's 128 threads, and
-// no commit group is waited for). Nothing is issued or arrived for a tile past the work's end.
-__device__ __forceinline__ void cp_async_mbar_arrive(uint32_t bar) {
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void issue_tile_cp_wg(const mla_decode_params& p, const mla_dec::Work& w, int tile,
-                                                 int n_tiles, uint32_t slot, int* tok, uint32_t bar,
-                                                 const PagePrefetch& pf, int wt) {
-    if (tile >= n_tiles) return;
-    TileLoader<false, 2> ld;
-    ld.begin(p, w, tile, n_tiles, slot, tok, wt, pf);
-    ld.template part<0, TileLoader<false, 2>::K>();
-    cp_async_mbar_arrive(bar);
-}
-
 // Zeroes half h (64-column blocks 4 h .. 4 h + 3, the V columns) of token lt's row in a landed bf16
 // tile: what P.V reads of a masked key (a token issue_tile_tma_wg flagged 0).
 __device__ __forceinline__ void zero_v_half(char* tile, int lt, int h) {

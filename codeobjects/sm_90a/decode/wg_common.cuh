@@ -46,13 +46,6 @@
 #ifndef MLA_WG_EARLY
 #define MLA_WG_EARLY 1
 #endif
-// The 16-row bf16-KV body where the host passes no tensor map (page sizes below 8): 1 runs the
-// decoupled ring of the TMA path (MLA_WG_EARLY, MLA_WG_DEC: two tiles in flight, warpgroup 1 the
-// loader) with cp.async copies that complete on the slot's mbarrier (issue_tile_cp_wg); 0 the
-// cp.async ring with CTA barriers (one tile ahead). Measurements: docs/performance.md, session 22.
-#ifndef MLA_WG_CPDEC
-#define MLA_WG_CPDEC 0
-#endif
 // Measurement hook (session 14; shipped 0): -DMLA_WG_TMA_ONLY=1 makes the 16-row bf16-KV kernel
 // assume the host's tensor map and drops its cp.async path, to test whether that code costs time
 // (invalid, and may fault or hang, without a tensor map: page size below 8, or launch_kv_tma 0).
