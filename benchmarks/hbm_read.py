@@ -15,10 +15,13 @@ tile equals the TMA boxes' tile of the same page (CTA 0's first page, byte for b
 The sizes are the KV bytes of the rows (bf16, 1152 bytes per token):
   b 128 x s_k 4096 (604 MB), b 128 x s_k 16384 (2.42 GB), b 1536 x s_k 2048 (3.62 GB).
 
-usage: hbm_read.py --cubin build/benchmarks/hbm_read.cubin [--iters 20] [--split-only | --gather]
+usage: hbm_read.py --cubin build/benchmarks/hbm_read.cubin [--iters 20] [--split-only | --gather | --flushed]
 (--split-only: the first row's pages only, whole against split in two halves a step apart.
  --gather: the first row's 524,288 token rows of 1152 bytes gathered one by one, in order and in
- a random order: the ceiling of the page-size-1 row, whose cache places every token at random.)
+ a random order: the ceiling of the page-size-1 row, whose cache places every token at random.
+ --flushed: the best reader of each kind on every row, timed as `mla bench` times the decode:
+ the median of --iters launches, each after a 256 MB L2 flush (a memset, as do_bench's zero_()),
+ events around the launch alone; beside it the mean of back-to-back launches as above.)
 Needs torch with CUDA and an sm_90a GPU (the cubin's arch).
 """
 import argparse
@@ -40,6 +43,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cubin", required=True)
     ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--flushed", action="store_true",
+                    help="the best readers on every row, each launch after a 256 MB L2 flush (mla bench's timing)")
     ap.add_argument("--gather", action="store_true",
                     help="only the first row's bytes as 1152-byte token rows, in order and gathered at random")
     ap.add_argument("--split-only", action="store_true",
@@ -96,6 +101,9 @@ def main():
 
     src = buf.data_ptr()
     layout_ok = None
+    if args.flushed:
+        flushed_rows(cuda, encode, launch, timed, report, function, src, sms, page, dev, args.iters)
+        return
     if args.gather:
         gather_only(cuda, launch, timed, report, function, src, sms, dev)
         return
@@ -195,6 +203,70 @@ def page_tmap(encode, src, n_pages, page, promo):
     check(encode(ctypes.byref(tmap), 9, 3, ctypes.c_void_p(src), dims, strides, box, ones, 0, 3, promo, 0),
           "cuTensorMapEncodeTiled")
     return tmap, store
+
+
+def flushed_rows(cuda, encode, launch, timed, report, function, src, sms, page, dev, iters):
+    """Each row's bytes by the best reader of each kind (16-byte loads at 8 CTAs per SM; the bulk
+    ring, 2 x 73,728 B on 132 CTAs; the decode kernels' TMA boxes, pages at random, 2 in flight,
+    132 CTAs, L2 promotion none; for the first row also its bytes as token rows gathered at
+    random, the page-1 row), timed two ways: `flushed` = the median of `iters` launches each after
+    a 256 MB memset (mla bench's and do_bench's method: events around the launch only),
+    `b2b` = the mean of back-to-back launches (timed() above)."""
+    f_ldg, f_bulk, f_tma, f_lg = (function(n) for n in ("hbm_read_ldg", "hbm_read_bulk", "hbm_read_tma",
+                                                          "hbm_read_ldg_gather"))
+    flush = torch.empty(256_000_000, dtype=torch.uint8, device=dev)
+    sink = torch.zeros(4, dtype=torch.int32, device=dev)
+
+    def flushed(run):
+        for _ in range(2):
+            run()
+        ms = []
+        for _ in range(iters):
+            flush.zero_()
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            run()
+            b.record()
+            b.synchronize()
+            ms.append(a.elapsed_time(b))
+        ms.sort()
+        return ms[len(ms) // 2] * 1000.0
+
+    keep = []
+    more = [("b 64, s_k 1024", 64 * 1024 * 1152, 28.0), ("b 1, s_k 32768", 32768 * 1152, 20.0),
+            ("fp8 KV, b 128, s_k 4096", 128 * 4096 * 576, 85.0)]  # the other targets' KV bytes
+    for rnd in range(2):
+        for name, nbytes, target in ROWS + more:
+            n_pages = nbytes // page
+            runs = [("ldg", f"{8 * sms} CTAs x 256", nbytes,
+                     launch(f_ldg, 8 * sms, 256, 0, [ctypes.c_uint64(src), ctypes.c_uint64(nbytes // 16),
+                                                     ctypes.c_uint64(sink.data_ptr())]))]
+            check(cuda.cuFuncSetAttribute(f_bulk, 8, 2 * page), "cuFuncSetAttribute")
+            runs.append(("bulk", f"{sms} CTAs, 2 x {page} B", n_pages * page,
+                         launch(f_bulk, sms, 32, 2 * page, [ctypes.c_uint64(src), ctypes.c_uint64(n_pages),
+                                                            ctypes.c_uint32(page), ctypes.c_uint32(2),
+                                                            ctypes.c_uint64(sink.data_ptr())])))
+            rand = torch.randperm(n_pages, device=dev).to(torch.int32)
+            tmap, store = page_tmap(encode, src, n_pages, page, 0)
+            keep += [rand, tmap, store]
+            check(cuda.cuFuncSetAttribute(f_tma, 8, 2 * page), "cuFuncSetAttribute")
+            runs.append(("tma", f"{sms} CTAs, 2 pages, random order", n_pages * page,
+                         launch(f_tma, sms, 32, 2 * page, [tmap, ctypes.c_uint64(rand.data_ptr()),
+                                                           ctypes.c_uint32(n_pages), ctypes.c_uint32(2),
+                                                           ctypes.c_uint64(sink.data_ptr()), ctypes.c_uint64(0)])))
+            if nbytes == ROWS[0][1]:
+                rows = torch.randperm(nbytes // 1152, device=dev).to(torch.int32)
+                keep.append(rows)
+                runs.append(("rowld", f"{8 * sms} CTAs x 256, token rows at random (page 1)", nbytes,
+                             launch(f_lg, 8 * sms, 256, 0, [ctypes.c_uint64(src), ctypes.c_uint64(rows.data_ptr()),
+                                                            ctypes.c_uint64(nbytes // 1152),
+                                                            ctypes.c_uint64(sink.data_ptr())])))
+            for kind, config, nb, run in runs:
+                f_us, b_us = flushed(run), timed(run)
+                print(f"{kind:5s} {config:52s} {name:18s} flushed {f_us:8.1f} us ({nb / f_us / 1e3:5.0f} GB/s)"
+                      f"  b2b {b_us:8.1f} us   (row target {target:.0f} us; page 1: 160), round {rnd}", flush=True)
+    torch.cuda.synchronize()
+    print("sink (0 expected):", sink.tolist())
 
 
 def gather_only(cuda, launch, timed, report, function, src, sms, dev):
