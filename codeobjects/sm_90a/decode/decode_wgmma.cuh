@@ -139,8 +139,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                         issue_tile_tma_wg(p, w, tile + C::STAGES, n_tiles, sbase + C::OFF_KV + stage * kTile,
                                           tokok + stage * kTN, bar0 + 8 * stage, pf, wt);
                         pf.fetch(p, w, tile + C::STAGES + 1, n_tiles, wt >> 1, (wt & 1) == 0);
-                    } else if (MLA_WG_L2PF && wt < 32 && wi + 1 < w_end && tile == max(n_tiles - C::STAGES, 0)) {
-                        l2_prefetch_work_head(p, wi + 1, N, C::STAGES, wt);  // the next work's first tiles
                     }
                     continue;
                 }

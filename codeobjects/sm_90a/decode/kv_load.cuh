@@ -145,27 +145,6 @@ __device__ __forceinline__ const char* kv_row(const mla_decode_params& p, const 
     return kv_row_on<KV8>(p, kv_page(p, w, j, report), j, report);
 }
 
-// L2 prefetch (cp.async.bulk.prefetch.L2) of the first `tiles` 64-token tiles of work wi of a bf16
-// cache, by one warp (lane = 0 .. 31: one page run each, so pages of 8 tokens or more cover two
-// tiles): issued while the CTA finishes its current work, so that the next work's first loads
-// find their bytes in the L2 instead of waiting on the HBM (MLA_WG_L2PF, decode_wgmma.cuh). Bad
-// pages are skipped (the loads flag them).
-__device__ __forceinline__ void prefetch_l2(const void* p, uint32_t bytes) {
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void l2_prefetch_work_head(const mla_decode_params& p, int wi, int max_rows, int tiles,
-                                                      int lane) {
-    mla_dec::Work w;
-    if (!mla_dec::load_work(p, wi, max_rows, w)) return;
-    const int j0 = w.tok_begin, j1 = min(w.tok_end, w.tok_begin + tiles * kTN);
-    if (j1 <= j0) return;
-    const int lg = p.page_size_log2, pi = (j0 >> lg) + lane;
-    if (pi > ((j1 - 1) >> lg)) return;
-    const int a = max(j0, pi << lg), b = min(j1, (pi + 1) << lg);
-    const char* row = kv_row_on<false>(p, kv_page(p, w, a, false), a, false);
-    if (row != nullptr) prefetch_l2(row, uint32_t(b - a) * 2 * kD);
-}
-
 // The page of one loader token of a later tile, looked up ahead (docs/kernels.md, "page
 // lookups a tile ahead"): fetch() issues the page-table load and returns at once, the value is
 // first used when that tile's copies are issued, so the load's latency is hidden behind the MMAs

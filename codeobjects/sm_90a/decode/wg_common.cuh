@@ -46,13 +46,6 @@
 #ifndef MLA_WG_EARLY
 #define MLA_WG_EARLY 1
 #endif
-// The 16-row TMA body (MLA_WG_DEC): 1 = once warpgroup 1 has issued a work's last tile, one of
-// its warps prefetches the CTA's next work's first STAGES tiles into the L2
-// (l2_prefetch_work_head), so that the next work's first loads do not wait on the HBM: the
-// work boundary's ramp (b 1536: ~12 works a CTA). Measurements: docs/performance.md, session 22.
-#ifndef MLA_WG_L2PF
-#define MLA_WG_L2PF 0
-#endif
 // Measurement hook (session 14; shipped 0): -DMLA_WG_TMA_ONLY=1 makes the 16-row bf16-KV kernel
 // assume the host's tensor map and drops its cp.async path, to test whether that code costs time
 // (invalid, and may fault or hang, without a tensor map: page size below 8, or launch_kv_tma 0).
