@@ -164,8 +164,8 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
 }
 
 TEST_CASE("decode launch: the three-warpgroup fp8 qm build takes 384 threads", "[decode][tma]") {
-    // mla_decode_qm_fp8_fp8_m64_ws (decode_qm8_ws.cuh, built into mla_decode_qm_fp8_fp8.cubin beside
-    // the 256-thread kernel; no shipped row names it yet): a row naming it launches 384 threads,
+    // mla_decode_qm_fp8_fp8_m64_ws (decode_qm8_ws.cuh; in mla_decode_qm_fp8_fp8.cubin when built with
+    // -DMLA_QM8_WS=1, measured slower, so no shipped row names it): a row naming it launches 384 threads,
     // with the fp8 tensor map at page size >= 8 and without it below (its cp.async fallback);
     // launch_threads that disagree with the build are a table error before anything launches
     struct K {

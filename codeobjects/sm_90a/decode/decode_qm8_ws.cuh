@@ -21,8 +21,16 @@
 // 0 arrives at PREADY(t + 4) only after tile t + 4 landed, which follows EMPTY(t), which follows
 // PREADY(t) in both consumers. Without a tensor map (page sizes below 8) the third warpgroup
 // exits and the first two run decode_qm.cuh's cp.async body, as the 256-thread kernel does.
-// Measurements: docs/performance.md (session 21).
+// Measurements: docs/performance.md (sessions 21-22): correct everywhere the table reaches, 2%
+// slower than the two-warpgroup kernel (128 heads 280.8 against 276.0 µs; without its loads 232:
+// each role is a latency-bound chain of ~2800-2900 cycles a tile step), so no table row names it
+// and the shipped cubin is built without it (MLA_QM8_WS, below). compute-sanitizer synccheck
+// reports the role code's CTA-wide barrier (an aligned bar.sync that the roles reach at different
+// instructions): to be settled before any row names the kernel.
 #pragma once
+#ifndef MLA_QM8_WS
+#define MLA_QM8_WS 0  // 1: mla_decode_qm_fp8_fp8.cu also builds the kernel (measurement)
+#endif
 #include "decode/decode_qm.cuh"
 
 // Registers a thread of warpgroup 0 keeps (setmaxnreg; warpgroups 1-2 share the rest of 504).
