@@ -17,7 +17,9 @@
 #include "routing/routing.h"
 
 // The smallest page size whose KV tiles load by TMA (boxes of min(page_size, 64) rows); below
-// it the same kernels load by cp.async. Measurement builds set -DMLA_KV_TMA_MIN_PAGE=N.
+// it the same kernels load by cp.async. 8: page 1 by TMA measured 79% slower, page 4 2% faster on
+// the 16-row kernel only (docs/performance.md, session 22). Measurement builds set
+// -DMLA_KV_TMA_MIN_PAGE=N.
 #ifndef MLA_KV_TMA_MIN_PAGE
 #define MLA_KV_TMA_MIN_PAGE 8
 #endif
@@ -522,10 +524,12 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     p.g_kv_indptr = cprr ? a.g_kv_indptr : nullptr;  // W = 1: not read, not passed
     p.out_fp32 = out32 ? 1 : 0;
     p.tile_counters = d.fused_reduce ? a.tile_counters : nullptr;
-    // TMA boxes of min(page_size, 64) rows need whole 8-row swizzle atoms (page size >= 8) and a
-    // cache of at least one page; the driver's alignment rules (cache pointer and page stride
-    // multiples of 16 bytes) are argument checks above. Otherwise, or where the runtime has no
-    // tensor maps, the same kernel loads by cp.async (p.kv_tma = 0).
+    // TMA boxes of min(page_size, 64) rows from page size MLA_KV_TMA_MIN_PAGE (8) on, and a cache
+    // of at least one page (boxes of 1-4 rows land correctly too, the swizzle following the shared
+    // address, but at page 1 a tile's 576 one-row boxes are 79% slower than cp.async: session
+    // 22); the driver's alignment rules (cache pointer and page stride multiples of 16 bytes) are
+    // argument checks above. Otherwise, or where the runtime has no tensor maps, the same kernel
+    // loads by cp.async (p.kv_tma = 0).
     if (kv_tma && a.num_pages > 0 && a.page_size >= MLA_KV_TMA_MIN_PAGE)
         p.kv_tma = kv_tensor_map(ctx, a.kv_cache, kv8, a.page_size, a.num_pages, kvsp, kv_l2, p.kv_tmap) ? 1 : 0;
 
