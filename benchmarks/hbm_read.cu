@@ -91,6 +91,20 @@ __device__ __forceinline__ void tma_box(void* dst, const TensorMap* map, int c0,
         : "memory");
 }
 
+// CTA blockIdx.x's share [c0, c1) of n ring steps, and the ring's `slots` mbarriers initialised
+// by lane 0 (the one-warp rings: page_ring, hbm_read_gather).
+__device__ __forceinline__ void ring_setup(uint64_t* bar, uint32_t slots, uint32_t n, uint32_t& c0, uint32_t& c1,
+                                           int lane) {
+    const uint32_t per = (n + gridDim.x - 1) / gridDim.x;
+    c0 = blockIdx.x * per;
+    c1 = c0 + per < n ? c0 + per : n;
+    if (lane == 0) {
+        for (uint32_t s = 0; s < slots; ++s) mbar_init(&bar[s]);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncwarp();
+}
+
 // The ring of pages shared by hbm_read_tma and hbm_read_rows: one warp; every lane waits, lane 0
 // arms, ISSUE(page, slot base, bar, lane) issues a page's copies (every lane calls it). With
 // `dump`, CTA 0 copies its first landed slot there (slot_bytes bytes).
@@ -100,13 +114,8 @@ __device__ __forceinline__ void page_ring(char* ring, uint32_t slot_bytes, const
     __shared__ __align__(8) uint64_t bar[8];
     const int lane = threadIdx.x;
     if (threadIdx.x >= 32 || slots < 1 || slots > 8) return;
-    const uint32_t per = (n_pages + gridDim.x - 1) / gridDim.x;
-    const uint32_t c0 = blockIdx.x * per, c1 = c0 + per < n_pages ? c0 + per : n_pages;
-    if (lane == 0) {
-        for (uint32_t s = 0; s < slots; ++s) mbar_init(&bar[s]);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncwarp();
+    uint32_t c0, c1;
+    ring_setup(bar, slots, n_pages, c0, c1, lane);
     auto start = [&](uint32_t c, uint32_t s) {
         if (lane == 0) mbar_expect(&bar[s], kPage);
         __syncwarp();
@@ -331,13 +340,8 @@ extern "C" __global__ void __launch_bounds__(32) hbm_read_gather(const char* __r
     __shared__ __align__(8) uint64_t bar[8];
     const int lane = threadIdx.x;
     if (threadIdx.x >= 32 || slots < 1 || slots > 8) return;
-    const uint32_t per = (n_steps + gridDim.x - 1) / gridDim.x;
-    const uint32_t c0 = blockIdx.x * per, c1 = c0 + per < n_steps ? c0 + per : n_steps;
-    if (lane == 0) {
-        for (uint32_t s = 0; s < slots; ++s) mbar_init(&bar[s]);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncwarp();
+    uint32_t c0, c1;
+    ring_setup(bar, slots, n_steps, c0, c1, lane);
     constexpr uint32_t kStep = 32 * kPitch;
     auto start = [&](uint32_t s, int32_t row) {
         if (lane == 0) mbar_expect(&bar[s], 32 * 1152);
