@@ -333,7 +333,7 @@ extern "C" __global__ void __launch_bounds__(256) hbm_read_relayout(const char* 
     if (acc == kNever) sink[0] = acc;
 }
 
-// Dynamic shared memory: slots * 32 * 1168 bytes (slots <= 8). 32 threads. n_steps = rows / 32.
+// Dynamic shared memory: slots * 32 * 1168 bytes (slots <= 6: 227 KB). 32 threads. n_steps = rows / 32.
 extern "C" __global__ void __launch_bounds__(32) hbm_read_gather(const char* __restrict__ src, const int32_t* order,
                                                                uint32_t n_steps, uint32_t slots, uint32_t* sink) {
     extern __shared__ __align__(128) char ring_g[];

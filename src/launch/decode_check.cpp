@@ -18,8 +18,8 @@
 
 // The smallest page size whose KV tiles load by TMA (boxes of min(page_size, 64) rows); below
 // it the same kernels load by cp.async. 8: page 1 by TMA measured 79% slower, page 4 2% faster on
-// the 16-row kernel only (docs/performance.md, session 22). Measurement builds set
-// -DMLA_KV_TMA_MIN_PAGE=N.
+// the 16-row kernel (the only kernel timed at page 4; docs/performance.md, session 22).
+// Measurement builds set -DMLA_KV_TMA_MIN_PAGE=N.
 #ifndef MLA_KV_TMA_MIN_PAGE
 #define MLA_KV_TMA_MIN_PAGE 8
 #endif

@@ -55,7 +55,8 @@ inline const std::vector<std::string>& table_row(mla_dtype q, mla_dtype kv, int 
 inline std::string table_symbol(mla_dtype q, mla_dtype kv, int m) { return table_row(q, kv, m)[11]; }
 // The build a symbol names without its "_fused" or "_ws" suffix: a plain row (fused = 0) may name the *_fused
 // build, which runs as the plain kernel without tile counters (the bf16 m32 rows since session 17:
-// measured faster, docs/performance.md); the fp8 qm rows name the three-warpgroup build *_ws (session 21).
+// measured faster, docs/performance.md); an fp8 qm row may name the three-warpgroup build *_ws (built with
+// -DMLA_QM8_WS=1 only; no shipped row does).
 inline std::string plain_build(const std::string& sym) {
     for (const std::string suf : {"_fused", "_ws"})
         if (sym.size() > suf.size() && sym.compare(sym.size() - suf.size(), suf.size(), suf) == 0)

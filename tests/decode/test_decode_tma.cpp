@@ -206,7 +206,7 @@ TEST_CASE("decode launch: the three-warpgroup fp8 qm build takes 384 threads", "
             CHECK(std::string(r->symbol) == k.kernel);
             CHECK(r->block[0] == 384u);
             CHECK(r->shared == 231936u);
-            const int tma = k.ps >= 8 ? 1 : 0;
+            const int tma = k.ps >= 8 ? 1 : 0;  // MLA_KV_TMA_MIN_PAGE at its default (decode_check.cpp)
             CHECK(params_of(r).kv_tma == tma);
             CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == tma);
         } else {

@@ -448,7 +448,7 @@ int main(int argc, char** argv) {
                 s.qlen = qlen;
                 s.batch = 40;
                 s.kv_len = 2000;
-                // (page 4 on one: the *_fused kernel's cp.async loader, TMA needs page >= 8)
+                // (page 4 on one: the *_fused kernel's cp.async loader; TMA from MLA_KV_TMA_MIN_PAGE = 8)
                 s.page_size = qlen == 1 ? (causal && !lse ? 4 : 64) : 16;
                 s.lse = lse;
                 s.causal = causal;

@@ -64,7 +64,8 @@ def _launched(line):
     s = libmla.shape_support(a["--heads"], a["--qlen"], a["--dtype"], a["--kv-dtype"], arch="sm_90a",
                              causal=True, page_size=a["--page-size"], return_lse=True)
     assert s.supported, line
-    # a plain row may name the *_fused build (bf16 m32); the fp8 qm rows the three-warpgroup *_ws
+    # a plain row may name the *_fused build (bf16 m32); an fp8 qm row may name the three-warpgroup
+    # *_ws (a -DMLA_QM8_WS=1 build only; no shipped row does)
     plain = s.asm_kernel.removesuffix("_fused").removesuffix("_ws")
     m = int(plain.rsplit("_m", 1)[1])  # the row tile M (the table's Gqa)
     info = _plan(a).info

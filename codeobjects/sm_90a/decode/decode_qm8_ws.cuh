@@ -19,7 +19,9 @@
 // Named barriers: PREADY + t % 4 over 384 threads (warpgroup 0 arrives), EMPTY + t % 4 over
 // warpgroups 1-2. An id is reused 4 tiles later only after its previous use completed: warpgroup
 // 0 arrives at PREADY(t + 4) only after tile t + 4 landed, which follows EMPTY(t), which follows
-// PREADY(t) in both consumers. Without a tensor map (page sizes below 8) the third warpgroup
+// PREADY(t) in both consumers (not under MLA_QM8_WS_NOLOAD, where warpgroup 0 waits for no refill
+// and may run ahead; the counts stay whole). Without a tensor map (page sizes below
+// MLA_KV_TMA_MIN_PAGE, decode_check.cpp) the third warpgroup
 // exits and the first two run decode_qm.cuh's cp.async body, as the 256-thread kernel does.
 // Measurements: docs/performance.md (sessions 21-22): correct everywhere the table reaches, 2%
 // slower than the two-warpgroup kernel (128 heads 280.8 against 276.0 µs; without its loads 232:
@@ -67,10 +69,12 @@ static_assert(kRegS % 8 == 0 && kRegS >= 24 && kRegO <= 256, "setmaxnreg takes m
 static_assert(kRegS <= 168 && kRegO >= 168 && kRegS + 2 * kRegO <= 3 * 168,
               "warpgroup 0 gives registers back, warpgroups 1-2 take them, within the launch's 168 x 384");
 
-// The CTA-wide barrier of the role code: a named barrier over the 384 threads (as PREADY and
-// EMPTY), not barrier 0: __syncthreads requires every thread of the CTA at the same instruction,
-// and the roles reach it at different ones (compute-sanitizer synccheck: "divergent thread(s)",
-// session 22 call 2). (The unaligned barrier.sync 0 costs warpgroup 1-2 60 bytes of spills.)
+// The CTA-wide barrier of the role code: a named barrier over the 384 threads (id 10; PREADY and
+// EMPTY use 1-8, the EARLY variant's bar_red_or 9). It is still an aligned bar.sync, which the
+// roles reach at different instructions, so it does not answer synccheck's "divergent thread(s)"
+// report (session 22: the same instruction flagged before, as __syncthreads, and after); an
+// unaligned barrier.sync would (barrier.sync 0 cost warpgroups 1-2 60 bytes of spills; id 10
+// unaligned is not measured).
 constexpr int kBarCta = 10;
 __device__ __forceinline__ void cta_sync() { bar_sync(kBarCta, kWsThreads); }
 
