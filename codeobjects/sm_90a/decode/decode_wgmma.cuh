@@ -194,7 +194,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
 
         // ---- epilogue: o = O / l * kv_scale (0 if no key), lse = (m + log2 l) ln 2 ----
         float* obuf = reinterpret_cast<float*>(smem + C::OFF_KV);  // [N][kOPitch]
-        if (mma) {
+        if (mma && !(MLA_WG_ABLATE & 8)) {
             float inv[NI], lt[NI];
             column_sums<NQ>(l_run, red + wg * 4 * NQ, 1 + wg, lt);
 #pragma unroll
@@ -218,7 +218,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             }
         }
         __syncthreads();  // staged output visible
-        store_rows(p, w, obuf, tid);
+        if (!(MLA_WG_ABLATE & 8)) store_rows(p, w, obuf, tid);
         if constexpr (kFused) mla_dec::fused_note(p, fpend, n_pend, wi, w);
     }
     if constexpr (kFused) n_pend = mla_dec::fused_flush(p, fpend, n_pend);

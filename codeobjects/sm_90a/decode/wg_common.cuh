@@ -6,8 +6,9 @@
 #include "decode/decode_kernel.cuh"  // cp.async, ex2, fp8 widening, Work
 
 // Measurement hook (docs/kernels.md, "placing the time"): a build with -DMLA_WG_ABLATE=1 skips the
-// O^T MMAs, 2 the S^T MMAs, 4 all MMA-warpgroup work after each tile lands (loads only). Results
-// are then wrong; the shipped cubins are built with 0.
+// O^T MMAs, 2 the S^T MMAs, 4 all MMA-warpgroup work after each tile lands (loads only), 8 (the
+// ring body, decode_wgmma.cuh) a work's epilogue: the output staging, the LSE and the stores, its
+// barriers kept (session 22). Results are then wrong; the shipped cubins are built with 0.
 #ifndef MLA_WG_ABLATE
 #define MLA_WG_ABLATE 0
 #endif
