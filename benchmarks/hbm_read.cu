@@ -138,25 +138,32 @@ __device__ __forceinline__ void page_ring(char* ring, uint32_t slot_bytes, const
     if (acc == kNever) sink[0] = acc;
 }
 
-}  // namespace
-
-extern "C" __global__ void __launch_bounds__(256) hbm_read_ldg(const uint4* __restrict__ src, uint64_t n16,
-                                                             uint32_t* sink) {
+// The 16-byte-load readers' loop (hbm_read_ldg, hbm_read_ldg_gather): chunks k = 0 .. n16 - 1
+// grid-stride, at(k) their addresses, eight loads in flight per thread, folded into one XOR.
+template <typename At>
+__device__ __forceinline__ void ldg_fold(uint64_t n16, uint32_t* sink, At at) {
     const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
     uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     uint32_t acc = 0;
     for (; i + 7 * stride < n16; i += 8 * stride) {
         uint4 v[8];
 #pragma unroll
-        for (int k = 0; k < 8; ++k) v[k] = ldg_nc(src + i + k * stride);
+        for (int k = 0; k < 8; ++k) v[k] = ldg_nc(at(i + k * stride));
 #pragma unroll
         for (int k = 0; k < 8; ++k) acc ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
     }
     for (; i < n16; i += stride) {
-        const uint4 v = ldg_nc(src + i);
+        const uint4 v = ldg_nc(at(i));
         acc ^= v.x ^ v.y ^ v.z ^ v.w;
     }
     if (acc == kNever) sink[0] = acc;
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(256) hbm_read_ldg(const uint4* __restrict__ src, uint64_t n16,
+                                                             uint32_t* sink) {
+    ldg_fold(n16, sink, [&](uint64_t k) { return src + k; });
 }
 
 // Dynamic shared memory: slots * chunk bytes (chunk a multiple of 16, slots <= 8).
@@ -370,22 +377,7 @@ extern "C" __global__ void __launch_bounds__(32) hbm_read_gather(const char* __r
 extern "C" __global__ void __launch_bounds__(256) hbm_read_ldg_gather(const char* __restrict__ src,
                                                                     const int32_t* __restrict__ order,
                                                                     uint64_t n_rows, uint32_t* sink) {
-    const uint64_t n16 = n_rows * 72, stride = uint64_t(gridDim.x) * blockDim.x;
-    uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    uint32_t acc = 0;
-    auto at = [&](uint64_t k) {
+    ldg_fold(n_rows * 72, sink, [&](uint64_t k) {
         return reinterpret_cast<const uint4*>(src + uint64_t(order[k / 72]) * 1152) + k % 72;
-    };
-    for (; i + 7 * stride < n16; i += 8 * stride) {
-        uint4 v[8];
-#pragma unroll
-        for (int k = 0; k < 8; ++k) v[k] = ldg_nc(at(i + k * stride));
-#pragma unroll
-        for (int k = 0; k < 8; ++k) acc ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
-    }
-    for (; i < n16; i += stride) {
-        const uint4 v = ldg_nc(at(i));
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == kNever) sink[0] = acc;
+    });
 }
