@@ -8,7 +8,8 @@
 // Measurement hook (docs/kernels.md, "placing the time"): a build with -DMLA_WG_ABLATE=1 skips the
 // O^T MMAs, 2 the S^T MMAs, 4 all MMA-warpgroup work after each tile lands (loads only), 8 (the
 // ring body, decode_wgmma.cuh) a work's epilogue: the output staging, the LSE and the stores, its
-// barriers kept (session 22). Results are then wrong; the shipped cubins are built with 0.
+// barriers kept (session 22); 16 its output stores only, 32 its output staging only (session 23).
+// Results are then wrong; the shipped cubins are built with 0.
 #ifndef MLA_WG_ABLATE
 #define MLA_WG_ABLATE 0
 #endif
@@ -52,6 +53,15 @@
 // (invalid, and may fault or hang, without a tensor map: page size below 8, or launch_kv_tma 0).
 #ifndef MLA_WG_TMA_ONLY
 #define MLA_WG_TMA_ONLY 0
+#endif
+// Work boundaries overlapped (session 23; the 16-row ring body with MLA_WG_DEC on TMA, not the
+// fused kernels): the MMA warpgroup writes a work's output straight from its accumulators
+// (store_o_direct, no staging, no CTA barrier) while warpgroup 1, which has looked the next work and
+// its first two pages up during the last tiles, issues that work's first two tiles and its Q as soon
+// as the last tile's MMAs are done (named barriers kWgRingFree, kWgQReady). 0: the CTA barriers and
+// the ring-staged coalesced stores of sessions 6-22.
+#ifndef MLA_WG_OSTAGE
+#define MLA_WG_OSTAGE 0
 #endif
 
 namespace mla_wg {
@@ -120,6 +130,11 @@ __device__ __forceinline__ bool bar_red_or(int id, int n, bool v) {
 // Named barriers of the 16-row ring body (decode_wgmma.cuh) and its cross-work variant
 // (decode_wg_xwork.cuh): 1 + warpgroup (softmax, column sums), EMPTY + slot parity (MLA_WG_DEC).
 constexpr int kWgEmpty = 3;
+// MLA_WG_OSTAGE (decode_wgmma.cuh): the MMA warpgroup arrives on kWgRingFree once a work's last
+// tile is done (the ring and Q are free), warpgroup 1 on kWgQReady once the next work's Q has
+// landed and its first tiles are issued.
+constexpr int kWgRingFree = 5;
+constexpr int kWgQReady = 6;
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
