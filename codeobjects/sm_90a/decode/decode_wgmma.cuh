@@ -78,7 +78,9 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     // (CTA-uniform). Per work the MMA warpgroup arrives once on kWgRingFree (after its last tile)
     // and syncs once on kWgQReady; warpgroup 1 arrives once on kWgQReady and syncs on kWgRingFree
     // before every work but the CTA's first, and once after the loop.
-    const bool ost = MLA_WG_OSTAGE && N == 16 && !KV8 && !kFused && MLA_WG_DEC && !MLA_WG_NOLOAD && MLA_WG_EARLY && tma;
+    constexpr bool kOst = MLA_WG_OSTAGE && N == 16 && !KV8 && !kFused && MLA_WG_DEC && !MLA_WG_NOLOAD && MLA_WG_EARLY;
+    static_assert(!kOst || C::STAGES == 2, "the overlapped boundary issues two tiles");
+    const bool ost = kOst && tma;
     bool ost_first = true;
     if (ost) __syncthreads();  // the mbarriers' initialisation before warpgroup 1's first TMA
     for (int wi = w_begin; wi < w_end; ++wi) {
@@ -108,7 +110,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 pg0.fetch(p, w, 0, n_tiles, wt >> 1, (wt & 1) == 0);
                 pg1.fetch(p, w, 1, n_tiles, wt >> 1, (wt & 1) == 0);
                 if (!ost_first) bar_sync(kWgRingFree, 256);  // the previous work's last MMAs are done
-                static_assert(C::STAGES == 2, "the overlapped boundary issues two tiles");
                 issue_tile_tma_wg(p, w, 0, n_tiles, sbase + C::OFF_KV, tokok, bar0, pg0, wt);
                 issue_tile_tma_wg(p, w, 1, n_tiles, sbase + C::OFF_KV + kTile, tokok + kTN, bar0 + 8, pg1, wt);
                 load_q<N, Q8, 128>(p, w, smem, sbase, C::OFF_Q, wt);  // rows past nrows zero
@@ -231,7 +232,21 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                         if (row < w.nrows) store_lse(p, w, row, lt[i] > 0.f ? (m_run[i] + __log2f(lt[i])) * kLn2 : -INFINITY);
                     }
                 }
-                store_o_direct<NQ>(p, w, wg * NQ, o, inv);
+                if (MLA_WG_OSTAGE == 2) {
+                    store_o_direct<NQ>(p, w, wg * NQ, o, inv);
+                } else {  // staged outside the ring, written coalesced by this warpgroup
+                    float* ost_buf = reinterpret_cast<float*>(smem + C::OFF_O);  // [16][kOPitch]
+#pragma unroll
+                    for (int mb = 0; mb < 8; ++mb)
+#pragma unroll
+                        for (int i = 0; i < NI; ++i) {
+                            const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1), e0 = 4 * (i >> 1) + (i & 1);
+                            ost_buf[col * kOPitch + 64 * mb + r0] = o[mb][e0] * inv[i];
+                            ost_buf[col * kOPitch + 64 * mb + r0 + 8] = o[mb][e0 + 2] * inv[i];
+                        }
+                    bar_sync(1, 128);  // staged rows visible to the warpgroup
+                    store_rows_part<128>(p, w, ost_buf, tid, 0, w.nrows);
+                }
             }
             continue;
         }

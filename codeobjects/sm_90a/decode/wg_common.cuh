@@ -55,11 +55,13 @@
 #define MLA_WG_TMA_ONLY 0
 #endif
 // Work boundaries overlapped (session 23; the 16-row ring body with MLA_WG_DEC on TMA, not the
-// fused kernels): the MMA warpgroup writes a work's output straight from its accumulators
-// (store_o_direct, no staging, no CTA barrier) while warpgroup 1, which has looked the next work and
-// its first two pages up during the last tiles, issues that work's first two tiles and its Q as soon
-// as the last tile's MMAs are done (named barriers kWgRingFree, kWgQReady). 0: the CTA barriers and
-// the ring-staged coalesced stores of sessions 6-22.
+// fused kernels): while the MMA warpgroup normalises and writes a work's output (no CTA barrier),
+// warpgroup 1, which has looked the next work and its first two pages up during the last tiles,
+// issues that work's first two tiles and its Q as soon as the last tile's MMAs are done (named
+// barriers kWgRingFree, kWgQReady). 1: the output staged in its own region (Cfg::OFF_O, outside
+// the ring) and written coalesced by the MMA warpgroup; 2: written straight from the accumulators
+// (store_o_direct; session 23 call 2: slower at every row but b 1536). 0: the CTA barriers and the
+// ring-staged stores of sessions 6-22.
 #ifndef MLA_WG_OSTAGE
 #define MLA_WG_OSTAGE 0
 #endif
@@ -94,7 +96,9 @@ struct Cfg {
     static constexpr int OFF_P = OFF_KVB + (KV8 ? kTile : 0);
     static constexpr int OFF_RED = OFF_P + N * 128;
     static constexpr int OFF_TOK = OFF_RED + 16 * N;
-    static constexpr int SMEM = OFF_TOK + STAGES * kTN * 4;
+    // 16-row bf16 KV: the output staging outside the ring, fp32 [16][kOPitch] (MLA_WG_OSTAGE)
+    static constexpr int OFF_O = OFF_TOK + STAGES * kTN * 4;
+    static constexpr int SMEM = OFF_O + (N == 16 && !KV8 ? 16 * kOPitch * 4 : 0);
     static_assert(SMEM == mla_decode_wg_smem_bytes(N, KV8), "smem layout and formula disagree");
     static_assert(SMEM <= 232448, "more than 227 KB of shared memory");
     static_assert(N * kOPitch * 4 <= RING + (KV8 ? kTile : 0), "output staging does not fit the ring");
