@@ -16,6 +16,27 @@ __device__ __forceinline__ void store_lse(const mla_decode_params& p, const mla_
         p.lse[(int64_t)(w.qo_b + w.t0 + tt) * p.num_heads + w.g * Hk + h] = lse;
 }
 
+// Measurement hook (session 23): the L2 eviction priority of the output stores (store_rows_part):
+// 0 (shipped) plain stores; 1 evict_last (createpolicy + .L2::cache_hint: the output stays in the
+// L2 past the KV stream, for the reducer or the next layer); 2 streaming (st.global.cs).
+#ifndef MLA_OUT_L2
+#define MLA_OUT_L2 0
+#endif
+// One 16-byte output store with MLA_OUT_L2's priority.
+__device__ __forceinline__ void st_out16(void* dst, uint4 v) {
+    if constexpr (MLA_OUT_L2 == 1)
+        asm volatile(
+            "{\n.reg .b64 pol;\ncreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n"
+            "st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, pol;\n}\n" ::"l"(dst),
+            "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+            : "memory");
+    else if constexpr (MLA_OUT_L2 == 2)
+        asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                     : "memory");
+    else
+        *reinterpret_cast<uint4*>(dst) = v;
+}
+
 // Rows [r_begin, r_begin + nr) of work w from obuf [nr][kOPitch] fp32 (staged, normalised; obuf row
 // 0 is work row r_begin), written coalesced by NT threads (tid = 0 .. NT - 1): fp32 partial rows for
 // a split work, `out` rows otherwise (bf16, or fp32 with out_fp32). nr <= 0 stores nothing.
@@ -31,7 +52,11 @@ __device__ __forceinline__ void store_rows_part(const mla_decode_params& p, cons
             float* dst = w.pql >= 0 ? p.partial_out + ((int64_t)(w.pql + tt) * Hk + h) * kDV
                                     : static_cast<float*>(p.out) + (int64_t)(w.qo_b + w.t0 + tt) * p.out_stride_token +
                                           (int64_t)(w.g * Hk + h) * p.out_stride_head;
-            *reinterpret_cast<float4*>(dst + 4 * ch) = v;
+            if constexpr (MLA_OUT_L2 == 0)
+                *reinterpret_cast<float4*>(dst + 4 * ch) = v;
+            else
+                st_out16(dst + 4 * ch, make_uint4(__float_as_uint(v.x), __float_as_uint(v.y), __float_as_uint(v.z),
+                                                  __float_as_uint(v.w)));
         }
     } else {
         for (int c = tid; c < nr * (kDV / 8); c += NT) {
@@ -44,7 +69,7 @@ __device__ __forceinline__ void store_rows_part(const mla_decode_params& p, cons
             char* dst = static_cast<char*>(p.out) +
                         2 * ((int64_t)(w.qo_b + w.t0 + tt) * p.out_stride_token + (int64_t)(w.g * Hk + h) * p.out_stride_head) +
                         16 * ch;
-            *reinterpret_cast<uint4*>(dst) = v;
+            st_out16(dst, v);
         }
     }
 }
