@@ -119,13 +119,13 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
         const char* msg;
     };
     const K ks[] = {
-        {"bf16,bf16,16,1,0,0,1,1,0,256,201728,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,0", MLA_SUCCESS,
+        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,0", MLA_SUCCESS,
          ""},
-        {"bf16,bf16,16,1,0,0,1,1,0,256,201728,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,2",
+        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,2",
          MLA_ERROR_TABLE, "launch_kv_tma must be 0 or 1, got 2"},
-        {"bf16,bf16,16,1,0,0,1,1,0,256,201728,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,-1",
+        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,-1",
          MLA_ERROR_TABLE, "launch_kv_tma must be 0 or 1, got -1"},
-        {"bf16,bf16,16,1,0,0,1,1,0,256,201728,mla_decode_wg_bf16_fp8_m16,mla_decode_wg_bf16_fp8.cubin,1",
+        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_fp8_m16,mla_decode_wg_bf16_fp8.cubin,1",
          MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel whose TMA loads are verified"},
         {"bf16,bf16,64,1,0,0,1,1,0,256,231936,mla_decode_qm_bf16_bf16_m64,mla_decode_qm_bf16_bf16.cubin,1", MLA_SUCCESS,
          ""},

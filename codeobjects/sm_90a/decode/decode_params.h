@@ -120,8 +120,7 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
            + (kv_fp8 ? 64 * 1152 : 0)                                       /* widened */
            + m * 128                                                        /* P^T     */
            + 16 * m                                                         /* maxima  */
-           + mla_decode_wg_stages(m, kv_fp8) * 64 * 4                       /* flags   */
-           + (m == 16 && !kv_fp8 ? 16 * (512 + 4) * 4 : 0); /* 16-row bf16: output staging (MLA_WG_OSTAGE) */
+           + mla_decode_wg_stages(m, kv_fp8) * 64 * 4;                      /* flags   */
 }
 /* Register-A kernels (mla_decode_ra_<q>_fp8_m16, decode_ra.cuh): fp8 KV with fp8 or bf16 Q, 16-row
  * tiles, 2 ping-pong warpgroups (256 threads). Shared memory: Q (fp8: 5 swizzled 128-byte blocks

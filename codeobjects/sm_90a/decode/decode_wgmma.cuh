@@ -74,19 +74,15 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     __shared__ mla_dec::FusedPending fpend;  // kFused: split works to count in (fused_reduce.cuh)
     int n_pend = 0;
     const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
-    // the overlapped work boundary (MLA_WG_OSTAGE, wg_common.cuh): on the decoupled TMA path only
-    // (CTA-uniform). Per work the MMA warpgroup arrives once on kWgRingFree (after its last tile)
-    // and syncs once on kWgQReady; warpgroup 1 arrives once on kWgQReady and syncs on kWgRingFree
-    // before every work but the CTA's first, and once after the loop.
-    constexpr bool kOst = MLA_WG_OSTAGE && N == 16 && !KV8 && !kFused && MLA_WG_DEC && !MLA_WG_NOLOAD && MLA_WG_EARLY;
-    static_assert(!kOst || C::STAGES == 2, "the overlapped boundary issues two tiles");
-    const bool ost = kOst && tma;
-    bool ost_first = true;
-    if (ost) __syncthreads();  // the mbarriers' initialisation before warpgroup 1's first TMA
     for (int wi = w_begin; wi < w_end; ++wi) {
         mla_dec::Work w;
         if (!mla_dec::load_work(p, wi, N, w)) continue;
         const int n_tiles = w.tiles(kTN);
+
+        fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
+        __syncthreads();  // the previous work's epilogue is done with shared memory (and mbarrier init)
+        if constexpr (kFused) mla_dec::fused_prefetch(p, fpend, n_pend, wi, w);  // (before load_q's commit)
+        load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
 
         // ---- KV tiles: ring slot tile % STAGES ----
         auto issue_pf = [&](int tile, const PagePrefetch& pg) {
@@ -100,33 +96,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         const bool early = MLA_WG_EARLY && N == 16 && tma;  // (wg_common.cuh; 32 / 64 rows spill with it)
         // (a loop to `ahead` compiles to a different, unverified cubin: docs/runs/session10-build-checks.txt)
         const int ahead = early ? C::STAGES : C::STAGES - 1;  // tiles issued before the loop
-        const bool dec = MLA_WG_DEC && !MLA_WG_NOLOAD && early;
-        const int wt = tid & 127;
-        PagePrefetch pf;  // the page of the tile the loop issues next, looked up one tile ahead
-        if (ost) {
-            if (wg == 1) {
-                // the first pages looked up while the MMA warpgroup finishes the previous work
-                PagePrefetch pg0, pg1;
-                pg0.fetch(p, w, 0, n_tiles, wt >> 1, (wt & 1) == 0);
-                pg1.fetch(p, w, 1, n_tiles, wt >> 1, (wt & 1) == 0);
-                if (!ost_first) bar_sync(kWgRingFree, 256);  // the previous work's last MMAs are done
-                issue_tile_tma_wg(p, w, 0, n_tiles, sbase + C::OFF_KV, tokok, bar0, pg0, wt);
-                issue_tile_tma_wg(p, w, 1, n_tiles, sbase + C::OFF_KV + kTile, tokok + kTN, bar0 + 8, pg1, wt);
-                load_q<N, Q8, 128>(p, w, smem, sbase, C::OFF_Q, wt);  // rows past nrows zero
-                cp_wait<0>();
-                fence_proxy_async();  // Q -> the MMAs' async proxy
-                bar_arrive(kWgQReady, 256);
-                pf.fetch(p, w, ahead, n_tiles, wt >> 1, (wt & 1) == 0);
-            } else {
-                bar_sync(kWgQReady, 256);  // Q landed, the first tiles issued
-            }
-            ost_first = false;
-        }
-        if (!ost) {
-        fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
-        __syncthreads();  // the previous work's epilogue is done with shared memory (and mbarrier init)
-        if constexpr (kFused) mla_dec::fused_prefetch(p, fpend, n_pend, wi, w);  // (before load_q's commit)
-        load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
 #pragma unroll
         for (int s = 0; s < C::STAGES; ++s) {
             if (s >= ahead) break;
@@ -137,13 +106,16 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         // decoupled warpgroups (MLA_WG_DEC): warpgroup 1 issues tiles 2, 3, ... with 2 threads per token
         // (not under the MLA_WG_NOLOAD hook: there warpgroup 0 would not wait for warpgroup 1's
         // tiles, and could arrive on an EMPTY id twice before warpgroup 1 syncs on it)
+        const bool dec = MLA_WG_DEC && !MLA_WG_NOLOAD && early;
+        const int wt = tid & 127;
+        // the page of the tile the loop issues next, looked up one tile ahead
+        PagePrefetch pf;
         pf.fetch(p, w, ahead, n_tiles, dec ? wt >> 1 : tid >> 2, dec ? (wt & 1) == 0 : (tid & 3) == 0);
         if (dec) {  // Q (cp.async by all threads) visible to the MMA warpgroup; no barrier A follows
             cp_wait<0>();
             fence_proxy_async();
             __syncthreads();
         }
-        }  // (!ost)
 
         // ---- per-thread state of the MMA warpgroups: columns (query rows) 8 j + 2 (lane & 3) + e ----
         float m_run[NI], l_run[NI], o[8][NR];
@@ -217,39 +189,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 if (!MLA_WG_NOLOAD) issue_ahead(tile + C::STAGES);
             }
         }
-        if (ost) {  // the overlapped boundary: warpgroup 1 is on to the next work
-            if (mma) {
-                fence_proxy_async();  // zeroed rows before the TMA that refills the ring
-                bar_arrive(kWgRingFree, 256);  // the ring and Q are free
-                float inv[NI], lt[NI];
-                column_sums<NQ>(l_run, red + wg * 4 * NQ, 1 + wg, lt);
-#pragma unroll
-                for (int i = 0; i < NI; ++i) inv[i] = lt[i] > 0.f ? kvsc / lt[i] : 0.f;
-                if (wl == 0 && lane < 4) {
-#pragma unroll
-                    for (int i = 0; i < NI; ++i) {
-                        const int row = wg * NQ + 8 * (i >> 1) + 2 * lane + (i & 1);
-                        if (row < w.nrows) store_lse(p, w, row, lt[i] > 0.f ? (m_run[i] + __log2f(lt[i])) * kLn2 : -INFINITY);
-                    }
-                }
-                if (MLA_WG_OSTAGE == 2) {
-                    store_o_direct<NQ>(p, w, wg * NQ, o, inv);
-                } else {  // staged outside the ring, written coalesced by this warpgroup
-                    float* ost_buf = reinterpret_cast<float*>(smem + C::OFF_O);  // [16][kOPitch]
-#pragma unroll
-                    for (int mb = 0; mb < 8; ++mb)
-#pragma unroll
-                        for (int i = 0; i < NI; ++i) {
-                            const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1), e0 = 4 * (i >> 1) + (i & 1);
-                            ost_buf[col * kOPitch + 64 * mb + r0] = o[mb][e0] * inv[i];
-                            ost_buf[col * kOPitch + 64 * mb + r0 + 8] = o[mb][e0 + 2] * inv[i];
-                        }
-                    bar_sync(1, 128);  // staged rows visible to the warpgroup
-                    store_rows_part<128>(p, w, ost_buf, tid, 0, w.nrows);
-                }
-            }
-            continue;
-        }
         cp_wait<0>();
         __syncthreads();  // every MMA done; the ring is idle and becomes the output staging
 
@@ -282,7 +221,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         if (!(MLA_WG_ABLATE & (8 | 16))) store_rows(p, w, obuf, tid);
         if constexpr (kFused) mla_dec::fused_note(p, fpend, n_pend, wi, w);
     }
-    if (ost && !mma && !ost_first) bar_sync(kWgRingFree, 256);  // the last work's arrival
     if constexpr (kFused) n_pend = mla_dec::fused_flush(p, fpend, n_pend);
 }
 

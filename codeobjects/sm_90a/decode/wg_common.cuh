@@ -54,17 +54,6 @@
 #ifndef MLA_WG_TMA_ONLY
 #define MLA_WG_TMA_ONLY 0
 #endif
-// Work boundaries overlapped (session 23; the 16-row ring body with MLA_WG_DEC on TMA, not the
-// fused kernels): while the MMA warpgroup normalises and writes a work's output (no CTA barrier),
-// warpgroup 1, which has looked the next work and its first two pages up during the last tiles,
-// issues that work's first two tiles and its Q as soon as the last tile's MMAs are done (named
-// barriers kWgRingFree, kWgQReady). 1: the output staged in its own region (Cfg::OFF_O, outside
-// the ring) and written coalesced by the MMA warpgroup; 2: written straight from the accumulators
-// (store_o_direct; session 23 call 2: slower at every row but b 1536). 0: the CTA barriers and the
-// ring-staged stores of sessions 6-22.
-#ifndef MLA_WG_OSTAGE
-#define MLA_WG_OSTAGE 0
-#endif
 
 namespace mla_wg {
 
@@ -96,9 +85,7 @@ struct Cfg {
     static constexpr int OFF_P = OFF_KVB + (KV8 ? kTile : 0);
     static constexpr int OFF_RED = OFF_P + N * 128;
     static constexpr int OFF_TOK = OFF_RED + 16 * N;
-    // 16-row bf16 KV: the output staging outside the ring, fp32 [16][kOPitch] (MLA_WG_OSTAGE)
-    static constexpr int OFF_O = OFF_TOK + STAGES * kTN * 4;
-    static constexpr int SMEM = OFF_O + (N == 16 && !KV8 ? 16 * kOPitch * 4 : 0);
+    static constexpr int SMEM = OFF_TOK + STAGES * kTN * 4;
     static_assert(SMEM == mla_decode_wg_smem_bytes(N, KV8), "smem layout and formula disagree");
     static_assert(SMEM <= 232448, "more than 227 KB of shared memory");
     static_assert(N * kOPitch * 4 <= RING + (KV8 ? kTile : 0), "output staging does not fit the ring");
@@ -134,11 +121,6 @@ __device__ __forceinline__ bool bar_red_or(int id, int n, bool v) {
 // Named barriers of the 16-row ring body (decode_wgmma.cuh) and its cross-work variant
 // (decode_wg_xwork.cuh): 1 + warpgroup (softmax, column sums), EMPTY + slot parity (MLA_WG_DEC).
 constexpr int kWgEmpty = 3;
-// MLA_WG_OSTAGE (decode_wgmma.cuh): the MMA warpgroup arrives on kWgRingFree once a work's last
-// tile is done (the ring and Q are free), warpgroup 1 on kWgQReady once the next work's Q has
-// landed and its first tiles are issued.
-constexpr int kWgRingFree = 5;
-constexpr int kWgQReady = 6;
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }

@@ -80,42 +80,6 @@ __device__ __forceinline__ void store_rows(const mla_decode_params& p, const mla
     store_rows_part<256>(p, w, obuf, tid, 0, w.nrows);
 }
 
-// Work w's output rows written straight from a warpgroup's O^T accumulators (layout of
-// tile_softmax; columns row0 + 8 (i >> 1) + 2 (lane & 3) + (i & 1)), each scaled by inv[i]: fp32
-// partial rows for a split work, `out` rows otherwise (bf16, or fp32 with out_fp32). Per store
-// instruction a warp writes 8 consecutive dims of 4 rows (4 x 32 bytes fp32, 4 x 16 bytes bf16:
-// the +8 store completes each bf16 sector). Rows past w.nrows are not written.
-template <int NQ>
-__device__ __forceinline__ void store_o_direct(const mla_decode_params& p, const mla_dec::Work& w, int row0,
-                                               const float (&o)[8][NQ / 2], const float (&inv)[NQ / 4]) {
-    const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3, Hk = p.kernel_heads;
-    const int r0 = 16 * wl + (lane >> 2);
-#pragma unroll
-    for (int i = 0; i < NQ / 4; ++i) {
-        const int row = row0 + 8 * (i >> 1) + 2 * (lane & 3) + (i & 1), e0 = 4 * (i >> 1) + (i & 1);
-        if (row >= w.nrows) continue;
-        const int tt = row / Hk, h = row % Hk;
-        if (w.pql >= 0 || p.out_fp32) {
-            float* dst = w.pql >= 0 ? p.partial_out + ((int64_t)(w.pql + tt) * Hk + h) * kDV
-                                    : static_cast<float*>(p.out) + (int64_t)(w.qo_b + w.t0 + tt) * p.out_stride_token +
-                                          (int64_t)(w.g * Hk + h) * p.out_stride_head;
-#pragma unroll
-            for (int mb = 0; mb < 8; ++mb) {
-                dst[64 * mb + r0] = o[mb][e0] * inv[i];
-                dst[64 * mb + r0 + 8] = o[mb][e0 + 2] * inv[i];
-            }
-        } else {
-            __nv_bfloat16* dst = static_cast<__nv_bfloat16*>(p.out) + (int64_t)(w.qo_b + w.t0 + tt) * p.out_stride_token +
-                                 (int64_t)(w.g * Hk + h) * p.out_stride_head;
-#pragma unroll
-            for (int mb = 0; mb < 8; ++mb) {
-                dst[64 * mb + r0] = __float2bfloat16_rn(o[mb][e0] * inv[i]);
-                dst[64 * mb + r0 + 8] = __float2bfloat16_rn(o[mb][e0 + 2] * inv[i]);
-            }
-        }
-    }
-}
-
 // Independent accumulator chains of the S^T phase (registers: NA x NQ / 2 floats per thread).
 #ifndef MLA_WG_SCHAINS16
 #define MLA_WG_SCHAINS16 4
