@@ -40,6 +40,19 @@ __device__ __forceinline__ void st_out16(void* dst, uint4 v) {
 // Rows [r_begin, r_begin + nr) of work w from obuf [nr][kOPitch] fp32 (staged, normalised; obuf row
 // 0 is work row r_begin), written coalesced by NT threads (tid = 0 .. NT - 1): fp32 partial rows for
 // a split work, `out` rows otherwise (bf16, or fp32 with out_fp32). nr <= 0 stores nothing.
+// The query token of row-token tt of work w's output, and the first partial row of a split work
+// (-DMLA_WG_ABLATE=64, a measurement hook: token / partial row blockIdx.x + tt, so that every work
+// of a CTA writes over one region that stays in the L2; needs at least 132 + 1 query tokens and
+// partial rows, e.g. b 1536; results wrong).
+__device__ __forceinline__ int out_token(const mla_dec::Work& w, int tt) {
+    if constexpr ((MLA_WG_ABLATE & 64) != 0) return (int)blockIdx.x + tt;
+    else return w.qo_b + w.t0 + tt;
+}
+__device__ __forceinline__ int out_pql(const mla_dec::Work& w) {
+    if constexpr ((MLA_WG_ABLATE & 64) != 0) return (int)blockIdx.x;
+    else return w.pql;
+}
+
 template <int NT>
 __device__ __forceinline__ void store_rows_part(const mla_decode_params& p, const mla_dec::Work& w, const float* obuf,
                                                 int tid, int r_begin, int nr) {
@@ -49,8 +62,8 @@ __device__ __forceinline__ void store_rows_part(const mla_decode_params& p, cons
             const int rs = c / (kDV / 4), ch = c % (kDV / 4), row = r_begin + rs;
             const int tt = row / Hk, h = row % Hk;
             const float4 v = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 4 * ch);
-            float* dst = w.pql >= 0 ? p.partial_out + ((int64_t)(w.pql + tt) * Hk + h) * kDV
-                                    : static_cast<float*>(p.out) + (int64_t)(w.qo_b + w.t0 + tt) * p.out_stride_token +
+            float* dst = w.pql >= 0 ? p.partial_out + ((int64_t)(out_pql(w) + tt) * Hk + h) * kDV
+                                    : static_cast<float*>(p.out) + (int64_t)out_token(w, tt) * p.out_stride_token +
                                           (int64_t)(w.g * Hk + h) * p.out_stride_head;
             if constexpr (MLA_OUT_L2 == 0)
                 *reinterpret_cast<float4*>(dst + 4 * ch) = v;
@@ -67,7 +80,7 @@ __device__ __forceinline__ void store_rows_part(const mla_decode_params& p, cons
             const uint4 v = make_uint4(mla_dec::pack_bf16(a.x, a.y), mla_dec::pack_bf16(a.z, a.w),
                                        mla_dec::pack_bf16(b.x, b.y), mla_dec::pack_bf16(b.z, b.w));
             char* dst = static_cast<char*>(p.out) +
-                        2 * ((int64_t)(w.qo_b + w.t0 + tt) * p.out_stride_token + (int64_t)(w.g * Hk + h) * p.out_stride_head) +
+                        2 * ((int64_t)out_token(w, tt) * p.out_stride_token + (int64_t)(w.g * Hk + h) * p.out_stride_head) +
                         16 * ch;
             st_out16(dst, v);
         }
