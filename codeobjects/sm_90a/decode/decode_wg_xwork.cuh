@@ -17,7 +17,8 @@
 // (an empty KV range) get the consumer's epilogue only (o = 0, lse = -inf).
 //
 // MLA_WG_XWORK: 0 (shipped) the ring body; 1 this body where the host passed a tensor map (the ring
-// body otherwise); 3 this body only, the ring body compiled out of the 16-row bf16 kernel (invalid,
+// body otherwise); 3 this body only, the ring body compiled out of the 16-row bf16 kernel (the
+// _m16_fused kernel keeps the ring body: this body has no fused reduction) (invalid,
 // and may fault or hang, without a tensor map: page size below 8, or launch_kv_tma 0), to test
 // whether the second body's code costs time. Measured (docs/performance.md, session 14): correct
 // (gpu_check 34 of 34 with its cubin in place of the shipped one) and slower on every row; decode

@@ -8,8 +8,9 @@
 // Measurement hook (docs/kernels.md, "placing the time"): a build with -DMLA_WG_ABLATE=1 skips the
 // O^T MMAs, 2 the S^T MMAs, 4 all MMA-warpgroup work after each tile lands (loads only), 8 (the
 // ring body, decode_wgmma.cuh) a work's epilogue: the output staging, the LSE and the stores, its
-// barriers kept (session 22); 16 its output stores only, 32 its output staging only, 64 every work's
-// output rows written over one region per CTA (wg_tile.cuh, store_rows_part; session 23).
+// barriers kept (session 22); 16 its output stores only, 32 its output staging only (session 23);
+// 64 every work's output rows written over one region per CTA (wg_tile.cuh, out_token: in every
+// body that stores through store_rows_part; session 23).
 // Results are then wrong; the shipped cubins are built with 0.
 #ifndef MLA_WG_ABLATE
 #define MLA_WG_ABLATE 0

@@ -8,6 +8,7 @@
 namespace mla_wg {
 
 // The LSE of tile row `row` of work w: the split partial (plan's partial rows) or the caller's lse.
+// (Not remapped by MLA_WG_ABLATE 64, below: only the output rows are.)
 __device__ __forceinline__ void store_lse(const mla_decode_params& p, const mla_dec::Work& w, int row, float lse) {
     const int Hk = p.kernel_heads, tt = row / Hk, h = row % Hk;
     if (w.pql >= 0)
@@ -16,11 +17,17 @@ __device__ __forceinline__ void store_lse(const mla_decode_params& p, const mla_
         p.lse[(int64_t)(w.qo_b + w.t0 + tt) * p.num_heads + w.g * Hk + h] = lse;
 }
 
-// Measurement hook (session 23): the L2 eviction priority of the output stores (store_rows_part):
-// 0 (shipped) plain stores; 1 evict_last (createpolicy + .L2::cache_hint: the output stays in the
-// L2 past the KV stream, for the reducer or the next layer); 2 streaming (st.global.cs).
+// Measurement hook (session 23): the L2 eviction priority of the output stores (store_rows_part,
+// so every kernel that stages its output through it): 0 (shipped) plain stores; 1 evict_last
+// (createpolicy + .L2::cache_hint: asks the L2 to keep the output past the KV stream; at b 1536 it
+// kept about a third of it, docs/performance.md session 23); 2 streaming (st.global.cs). The policy
+// is created per store, as measured (about 6 uniform instructions a store, and the store loop
+// unrolled less).
 #ifndef MLA_OUT_L2
 #define MLA_OUT_L2 0
+#endif
+#if MLA_OUT_L2 < 0 || MLA_OUT_L2 > 2
+#error "MLA_OUT_L2 is 0, 1 or 2"
 #endif
 // One 16-byte output store with MLA_OUT_L2's priority.
 __device__ __forceinline__ void st_out16(void* dst, uint4 v) {
@@ -37,13 +44,11 @@ __device__ __forceinline__ void st_out16(void* dst, uint4 v) {
         *reinterpret_cast<uint4*>(dst) = v;
 }
 
-// Rows [r_begin, r_begin + nr) of work w from obuf [nr][kOPitch] fp32 (staged, normalised; obuf row
-// 0 is work row r_begin), written coalesced by NT threads (tid = 0 .. NT - 1): fp32 partial rows for
-// a split work, `out` rows otherwise (bf16, or fp32 with out_fp32). nr <= 0 stores nothing.
-// The query token of row-token tt of work w's output, and the first partial row of a split work
-// (-DMLA_WG_ABLATE=64, a measurement hook: token / partial row blockIdx.x + tt, so that every work
-// of a CTA writes over one region that stays in the L2; needs at least 132 + 1 query tokens and
-// partial rows, e.g. b 1536; results wrong).
+// The query token of row-token tt of work w's output, and the first partial row of a split work.
+// -DMLA_WG_ABLATE=64 (a measurement hook; it remaps every store_rows_part user: the wg, pp, qm and
+// cross-work bodies): token / partial row blockIdx.x + tt instead, so that every work of a CTA
+// writes over one region; results wrong, and the stores go out of bounds unless there are at least
+// gridDim.x + (query tokens a work) - 1 query tokens and as many partial rows (e.g. b 1536).
 __device__ __forceinline__ int out_token(const mla_dec::Work& w, int tt) {
     if constexpr ((MLA_WG_ABLATE & 64) != 0) return (int)blockIdx.x + tt;
     else return w.qo_b + w.t0 + tt;
@@ -53,6 +58,9 @@ __device__ __forceinline__ int out_pql(const mla_dec::Work& w) {
     else return w.pql;
 }
 
+// Rows [r_begin, r_begin + nr) of work w from obuf [nr][kOPitch] fp32 (staged, normalised; obuf row
+// 0 is work row r_begin), written coalesced by NT threads (tid = 0 .. NT - 1): fp32 partial rows for
+// a split work, `out` rows otherwise (bf16, or fp32 with out_fp32). nr <= 0 stores nothing.
 template <int NT>
 __device__ __forceinline__ void store_rows_part(const mla_decode_params& p, const mla_dec::Work& w, const float* obuf,
                                                 int tid, int r_begin, int nr) {
@@ -65,7 +73,7 @@ __device__ __forceinline__ void store_rows_part(const mla_decode_params& p, cons
             float* dst = w.pql >= 0 ? p.partial_out + ((int64_t)(out_pql(w) + tt) * Hk + h) * kDV
                                     : static_cast<float*>(p.out) + (int64_t)out_token(w, tt) * p.out_stride_token +
                                           (int64_t)(w.g * Hk + h) * p.out_stride_head;
-            if constexpr (MLA_OUT_L2 == 0)
+            if constexpr (MLA_OUT_L2 == 0)  // (the float4 store of the shipped SASS)
                 *reinterpret_cast<float4*>(dst + 4 * ch) = v;
             else
                 st_out16(dst + 4 * ch, make_uint4(__float_as_uint(v.x), __float_as_uint(v.y), __float_as_uint(v.z),
