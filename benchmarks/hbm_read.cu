@@ -14,6 +14,9 @@
 //                  {576, 64, pages}, strides {1152, 73728} bytes).
 //   hbm_read_tma_split  hbm_read_tma's pages through 3 slots, each page's boxes in two halves
 //                  issued one step apart (what a tile refilled in pieces asks of the memory).
+//   hbm_read_tma_mc  hbm_read_tma's pages on clusters of 2 CTAs that both read every page of the
+//                  cluster's share, each CTA issuing half of a page's boxes multicast into both
+//                  (the 128-head rows' two head groups sharing a tile: one L2 read for two SMs).
 //   hbm_read_rows  the same ring of pages, each page as 64 cp.async.bulk copies of one 1152-byte
 //                  token row into rows of 1168 bytes (a layout ldmatrix reads without bank
 //                  conflicts), issued by the 32 lanes of one warp.
@@ -249,6 +252,81 @@ extern "C" __global__ void __launch_bounds__(32) hbm_read_tma_split(const __grid
         if (c + 2 < c1) half(c + 2, 1);
         if (c + 3 < c1) half(c + 3, 0);
     }
+    if (acc == kNever) sink[0] = acc;
+}
+
+// Dynamic shared memory: slots * 73,728 bytes, 1024-byte aligned. 32 threads, clusters of 2 CTAs.
+// The 128-head rows' pages read once from the L2 for both CTAs of a pair (the two 64-row head
+// groups of a request, MLA_QM_MC's scheme, decode_qm_tma.cuh): cluster k (CTAs 2k, 2k + 1) takes
+// steps [k per, (k + 1) per) of `order` (per = n_pages / clusters, rounded up). CTA rank r issues
+// the boxes b of each page with b % 2 == r, each multicast into the same slot of both CTAs, whose
+// `full` mbarriers are each armed with the whole page; a slot is refilled only after both CTAs
+// read it (each reader arrives on its own and on the other CTA's `free` mbarrier, count 2).
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(32)
+    hbm_read_tma_mc(const __grid_constant__ TensorMap map, const int32_t* order, uint32_t n_pages, uint32_t slots,
+                    uint32_t* sink) {
+    extern __shared__ __align__(1024) char ring_m[];
+    __shared__ __align__(8) uint64_t full[8], freeb[8];
+    const int lane = threadIdx.x;
+    if (slots < 1 || slots > 8) return;  // (uniform over the grid: no CTA waits at the cluster barrier)
+    uint32_t rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    const uint32_t pairs = gridDim.x / 2, per = (n_pages + pairs - 1) / pairs;
+    const uint32_t c0 = (blockIdx.x / 2) * per, c1 = c0 + per < n_pages ? c0 + per : n_pages;
+    if (lane == 0) {
+        for (uint32_t s = 0; s < slots; ++s) {
+            mbar_init(&full[s]);
+            mbar_init(&freeb[s], 2);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncwarp();
+    auto cluster_sync = [] {
+        asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    };
+    cluster_sync();  // both CTAs' mbarriers are initialised before any box or arrival reaches them
+    auto start = [&](uint32_t c, uint32_t s) {
+        if (lane == 0) {
+            mbar_expect(&full[s], kPage);  // both CTAs' boxes land here
+            const int32_t page = order ? order[c] : int32_t(c);
+            const uint16_t mask = 3;
+            for (uint32_t b = rank; b < 9; b += 2)
+                asm volatile(
+                    "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                    " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(smem_u32(ring_m + uint64_t(s) * kPage + b * 8192)),
+                    "l"(reinterpret_cast<uint64_t>(&map)), "r"(int(64 * b)), "r"(0), "r"(page),
+                    "r"(smem_u32(&full[s])), "h"(mask)
+                    : "memory");
+        }
+        __syncwarp();
+    };
+    for (uint32_t s = 0; s < slots && c0 + s < c1; ++s) start(c0 + s, s);
+    uint32_t phase = 0, fphase = 0, acc = 0;
+    for (uint32_t c = c0; c < c1; ++c) {
+        const uint32_t s = (c - c0) % slots;
+        mbar_wait(&full[s], (phase >> s) & 1);
+        phase ^= 1u << s;
+        acc ^= *reinterpret_cast<const uint32_t*>(ring_m + uint64_t(s) * kPage + 4 * lane);
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncwarp();
+        if (lane < 2)  // this CTA has read slot s: one arrival on each CTA's free[s]
+            asm volatile(
+                "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+                "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(smem_u32(&freeb[s])),
+                "r"(uint32_t(lane))
+                : "memory");
+        if (c + slots < c1) {
+            // both CTAs have read slot s (their boxes refill it in both)
+            asm volatile(
+                "{\n.reg .pred done;\nW_%=:\n"
+                "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+                "@!done bra W_%=;\n}\n" ::"r"(smem_u32(&freeb[s])), "r"((fphase >> s) & 1)
+                : "memory");
+            fphase ^= 1u << s;
+            start(c + slots, s);
+        }
+    }
+    cluster_sync();  // no CTA exits while the other may still arrive on its mbarriers
     if (acc == kNever) sink[0] = acc;
 }
 

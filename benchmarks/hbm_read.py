@@ -15,10 +15,12 @@ tile equals the TMA boxes' tile of the same page (CTA 0's first page, byte for b
 The sizes are the KV bytes of the rows (bf16, 1152 bytes per token):
   b 128 x s_k 4096 (604 MB), b 128 x s_k 16384 (2.42 GB), b 1536 x s_k 2048 (3.62 GB).
 
-usage: hbm_read.py --cubin build/benchmarks/hbm_read.cubin [--iters 20] [--split-only | --gather | --flushed]
+usage: hbm_read.py --cubin build/benchmarks/hbm_read.cubin [--iters 20] [--split-only | --gather | --flushed | --twin]
 (--split-only: the first row's pages only, whole against split in two halves a step apart.
  --gather: the first row's 524,288 token rows of 1152 bytes gathered one by one, in order and in
  a random order: the ceiling of the page-size-1 row, whose cache places every token at random.
+ --twin: the first row's pages read by 2 and 4 CTAs each, as the 128-head rows read them, plain
+ and shared by the two CTAs of a cluster through multicast.
  --flushed: the best reader of each kind on every row, timed as `mla bench` times the decode:
  the median of --iters launches, each after a 256 MB L2 flush (a memset, as do_bench's zero_()),
  events around the launch alone; beside it the mean of back-to-back launches as above.)
@@ -29,14 +31,11 @@ import ctypes
 
 import torch
 
+from cudrv import Driver, check
+
 ROWS = [("b 128, s_k 4096", 128 * 4096 * 1152, 145.0),
         ("b 128, s_k 16384", 128 * 16384 * 1152, 560.0),
         ("b 1536, s_k 2048", 1536 * 2048 * 1152, 860.0)]
-
-
-def check(res, what):
-    if res != 0:
-        raise RuntimeError(f"{what} failed: CUresult {res}")
 
 
 def main():
@@ -47,53 +46,34 @@ def main():
                     help="the best readers on every row, each launch after a 256 MB L2 flush (mla bench's timing)")
     ap.add_argument("--gather", action="store_true",
                     help="only the first row's bytes as 1152-byte token rows, in order and gathered at random")
+    ap.add_argument("--twin", action="store_true",
+                    help="only the first row's pages read by 2 and 4 CTAs each (the 128-head rows), plain and multicast")
     ap.add_argument("--split-only", action="store_true",
                     help="only the first row's TMA page streams: whole pages (2, 3 in flight) and split pages")
     args = ap.parse_args()
 
-    cuda = ctypes.CDLL("libcuda.so.1")
-    dev = torch.device("cuda")
-    sms = torch.cuda.get_device_properties(dev).multi_processor_count
+    drv = Driver()
+    cuda, dev, sms = drv.cuda, drv.dev, drv.sms
     total = max(r[1] for r in ROWS)
     buf = torch.empty(total, dtype=torch.uint8, device=dev)
     buf.random_(0, 256)  # real bytes: the XOR never reaches the sink's constant by design
     sink = torch.zeros(4, dtype=torch.int32, device=dev)
     torch.cuda.synchronize()
 
-    image = open(args.cubin, "rb").read()
-    module = ctypes.c_void_p()
-    check(cuda.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(image)), "cuModuleLoadData")
+    module = drv.load(args.cubin)
 
     def function(name):
-        f = ctypes.c_void_p()
-        check(cuda.cuModuleGetFunction(ctypes.byref(f), module, name.encode()), "cuModuleGetFunction " + name)
-        return f
+        return drv.function(module, name)
 
     f_ldg, f_bulk = function("hbm_read_ldg"), function("hbm_read_bulk")
     f_tma, f_rows = function("hbm_read_tma"), function("hbm_read_rows")
     f_relayout, f_split = function("hbm_read_relayout"), function("hbm_read_tma_split")
     encode = cuda.cuTensorMapEncodeTiled
     page = 64 * 1152
-    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-
-    def launch(f, grid, block, smem, params):  # params: ctypes values, in the kernel's order
-        ptrs = (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
-
-        def run():  # the arguments stay alive with the closure
-            check(cuda.cuLaunchKernel(f, grid, 1, 1, block, 1, 1, smem, stream, ptrs, None), "cuLaunchKernel")
-        run.keep = params
-        return run
+    launch = drv.launch
 
     def timed(run):
-        for _ in range(3):
-            run()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(args.iters):
-            run()
-        b.record()
-        b.synchronize()
-        return a.elapsed_time(b) * 1000.0 / args.iters
+        return drv.timed(run, args.iters)
 
     def report(kind, config, name, nbytes, target, us):
         print(f"{kind:5s} {config:40s} {name:18s} {us:9.1f} us {nbytes / us / 1e3:8.0f} GB/s"
@@ -102,7 +82,10 @@ def main():
     src = buf.data_ptr()
     layout_ok = None
     if args.flushed:
-        flushed_rows(cuda, encode, launch, timed, report, function, src, sms, page, dev, args.iters)
+        flushed_rows(drv, encode, timed, function, src, page, args.iters)
+        return
+    if args.twin:
+        twin_only(drv, encode, function, src, page, args.iters)
         return
     if args.gather:
         gather_only(cuda, launch, timed, report, function, src, sms, dev)
@@ -205,7 +188,7 @@ def page_tmap(encode, src, n_pages, page, promo):
     return tmap, store
 
 
-def flushed_rows(cuda, encode, launch, timed, report, function, src, sms, page, dev, iters):
+def flushed_rows(drv, encode, timed, function, src, page, iters):
     """Each row's bytes by the best reader of each kind (16-byte loads at 8 CTAs per SM; the bulk
     ring, 2 x 73,728 B on 132 CTAs; the decode kernels' TMA boxes, pages at random, 2 in flight,
     132 CTAs, L2 promotion none; for the first row also its bytes as token rows gathered at
@@ -214,23 +197,11 @@ def flushed_rows(cuda, encode, launch, timed, report, function, src, sms, page, 
     `b2b` = the mean of back-to-back launches (timed() above)."""
     f_ldg, f_bulk, f_tma, f_lg = (function(n) for n in ("hbm_read_ldg", "hbm_read_bulk", "hbm_read_tma",
                                                           "hbm_read_ldg_gather"))
-    flush = torch.empty(256_000_000, dtype=torch.uint8, device=dev)
+    cuda, launch, sms, dev = drv.cuda, drv.launch, drv.sms, drv.dev
     sink = torch.zeros(4, dtype=torch.int32, device=dev)
 
     def flushed(run):
-        for _ in range(2):
-            run()
-        ms = []
-        for _ in range(iters):
-            flush.zero_()
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            run()
-            b.record()
-            b.synchronize()
-            ms.append(a.elapsed_time(b))
-        ms.sort()
-        return ms[len(ms) // 2] * 1000.0
+        return drv.flushed(run, iters)
 
     keep = []
     more = [("b 64, s_k 1024", 64 * 1024 * 1152, 28.0), ("b 1, s_k 32768", 32768 * 1152, 20.0),
@@ -265,6 +236,47 @@ def flushed_rows(cuda, encode, launch, timed, report, function, src, sms, page, 
                 f_us, b_us = flushed(run), timed(run)
                 print(f"{kind:5s} {config:52s} {name:18s} flushed {f_us:8.1f} us ({nb / f_us / 1e3:5.0f} GB/s)"
                       f"  b2b {b_us:8.1f} us   (row target {target:.0f} us; page 1: 160), round {rnd}", flush=True)
+    torch.cuda.synchronize()
+    print("sink (0 expected):", sink.tolist())
+
+
+def twin_only(drv, encode, function, src, page, iters):
+    """The 128-head rows' reads: the first row's 604 MB of pages (b 128 x s_k 4096 bf16) with each
+    page read by 2 CTAs (h 128: two 64-row head groups) or 4 (h 128 x MTP 2), as the head-group-major
+    plan reads them: on 128 CTAs, CTA c and c + 64 (+ 32, + 96) take the same pages in the same
+    order (hbm_read_tma, `order` the random page order repeated), and against that the pairs of a
+    2-CTA cluster sharing each page by multicast (hbm_read_tma_mc: one L2 read for both SMs).
+    2 and 3 pages in flight, L2 promotion none; flushed and back to back, 2 rounds. The L2 -> SM
+    bytes are the page bytes times the CTAs that read each page without multicast."""
+    name, nbytes, _ = ROWS[0]
+    n_pages = nbytes // page
+    f_tma, f_mc = function("hbm_read_tma"), function("hbm_read_tma_mc")
+    sink = torch.zeros(4, dtype=torch.int32, device=drv.dev)
+    tmap, _store = page_tmap(encode, src, n_pages, page, 0)
+    rand = torch.randperm(n_pages, device=drv.dev).to(torch.int32)
+    orders = {k: rand.repeat(k).contiguous() for k in (1, 2, 4)}
+    runs = []
+    for slots in (2, 3):
+        smem = slots * page
+        for k, target in ((1, 145.0), (2, 215.0), (4, 430.0)):
+            order = orders[k]
+            runs.append((f"tma   {slots} pages, each page by {k} CTAs", k, target, f_tma, smem,
+                         [tmap, ctypes.c_uint64(order.data_ptr()), ctypes.c_uint32(k * n_pages), ctypes.c_uint32(slots),
+                          ctypes.c_uint64(sink.data_ptr()), ctypes.c_uint64(0)]))
+        for k, target in ((1, 215.0), (2, 430.0)):
+            order = orders[k]
+            runs.append((f"mc    {slots} pages, each page by {k} pair(s)", k, target, f_mc, smem,
+                         [tmap, ctypes.c_uint64(order.data_ptr()), ctypes.c_uint32(k * n_pages), ctypes.c_uint32(slots),
+                          ctypes.c_uint64(sink.data_ptr())]))
+    for rnd in range(2):
+        for config, k, target, f, smem, params in runs:
+            drv.set_smem(f, smem)
+            run = drv.launch(f, 128, 32, smem, params)
+            f_us, b_us = drv.flushed(run, iters), drv.timed(run, iters)
+            l2 = k * n_pages * page
+            print(f"{config:40s} 128 CTAs {name:16s} flushed {f_us:7.1f} us  b2b {b_us:7.1f} us"
+                  f"  L2->SM {l2 / 1e6:6.0f} MB ({l2 / f_us / 1e3:5.0f} GB/s flushed)  (row target {target:.0f} us)"
+                  f", round {rnd}", flush=True)
     torch.cuda.synchronize()
     print("sink (0 expected):", sink.tolist())
 
