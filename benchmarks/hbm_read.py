@@ -48,6 +48,8 @@ def main():
                     help="only the first row's bytes as 1152-byte token rows, in order and gathered at random")
     ap.add_argument("--twin", action="store_true",
                     help="only the first row's pages read by 2 and 4 CTAs each (the 128-head rows), plain and multicast")
+    ap.add_argument("--shift", type=int, nargs="+", default=[0],
+                    help="--twin: the later readers of a page read it this many pages after the first")
     ap.add_argument("--split-only", action="store_true",
                     help="only the first row's TMA page streams: whole pages (2, 3 in flight) and split pages")
     args = ap.parse_args()
@@ -85,7 +87,7 @@ def main():
         flushed_rows(drv, encode, timed, function, src, page, args.iters)
         return
     if args.twin:
-        twin_only(drv, encode, function, src, page, args.iters)
+        twin_only(drv, encode, function, src, page, args.iters, args.shift)
         return
     if args.gather:
         gather_only(cuda, launch, timed, report, function, src, sms, dev)
@@ -240,31 +242,37 @@ def flushed_rows(drv, encode, timed, function, src, page, iters):
     print("sink (0 expected):", sink.tolist())
 
 
-def twin_only(drv, encode, function, src, page, iters):
+def twin_only(drv, encode, function, src, page, iters, shifts):
     """The 128-head rows' reads: the first row's 604 MB of pages (b 128 x s_k 4096 bf16) with each
     page read by 2 CTAs (h 128: two 64-row head groups) or 4 (h 128 x MTP 2), as the head-group-major
     plan reads them: on 128 CTAs, CTA c and c + 64 (+ 32, + 96) take the same pages in the same
     order (hbm_read_tma, `order` the random page order repeated), and against that the pairs of a
     2-CTA cluster sharing each page by multicast (hbm_read_tma_mc: one L2 read for both SMs).
     2 and 3 pages in flight, L2 promotion none; flushed and back to back, 2 rounds. The L2 -> SM
-    bytes are the page bytes times the CTAs that read each page without multicast."""
+    bytes are the page bytes times the CTAs that read each page without multicast. With a shift
+    d > 0 (plain reads only), the k-th copy of the order is the page order rotated by k d: CTA
+    c + 64 k reads each page k d steps before CTA c does (a later reader then finds it in the L2)."""
     name, nbytes, _ = ROWS[0]
     n_pages = nbytes // page
     f_tma, f_mc = function("hbm_read_tma"), function("hbm_read_tma_mc")
     sink = torch.zeros(4, dtype=torch.int32, device=drv.dev)
     tmap, _store = page_tmap(encode, src, n_pages, page, 0)
     rand = torch.randperm(n_pages, device=drv.dev).to(torch.int32)
-    orders = {k: rand.repeat(k).contiguous() for k in (1, 2, 4)}
+    orders = {(k, d): torch.cat([torch.roll(rand, -j * d) for j in range(k)]).contiguous()
+              for k in (1, 2, 4) for d in shifts}
     runs = []
     for slots in (2, 3):
         smem = slots * page
-        for k, target in ((1, 145.0), (2, 215.0), (4, 430.0)):
-            order = orders[k]
-            runs.append((f"tma   {slots} pages, each page by {k} CTAs", k, target, f_tma, smem,
-                         [tmap, ctypes.c_uint64(order.data_ptr()), ctypes.c_uint32(k * n_pages), ctypes.c_uint32(slots),
-                          ctypes.c_uint64(sink.data_ptr()), ctypes.c_uint64(0)]))
+        for d in shifts:
+            for k, target in ((1, 145.0), (2, 215.0), (4, 430.0)):
+                if k == 1 and d:
+                    continue
+                order = orders[(k, d)]
+                runs.append((f"tma   {slots} pages, each page by {k} CTAs, shift {d}", k, target, f_tma, smem,
+                             [tmap, ctypes.c_uint64(order.data_ptr()), ctypes.c_uint32(k * n_pages),
+                              ctypes.c_uint32(slots), ctypes.c_uint64(sink.data_ptr()), ctypes.c_uint64(0)]))
         for k, target in ((1, 215.0), (2, 430.0)):
-            order = orders[k]
+            order = orders[(k, 0)]
             runs.append((f"mc    {slots} pages, each page by {k} pair(s)", k, target, f_mc, smem,
                          [tmap, ctypes.c_uint64(order.data_ptr()), ctypes.c_uint32(k * n_pages), ctypes.c_uint32(slots),
                           ctypes.c_uint64(sink.data_ptr())]))
@@ -274,7 +282,7 @@ def twin_only(drv, encode, function, src, page, iters):
             run = drv.launch(f, 128, 32, smem, params)
             f_us, b_us = drv.flushed(run, iters), drv.timed(run, iters)
             l2 = k * n_pages * page
-            print(f"{config:40s} 128 CTAs {name:16s} flushed {f_us:7.1f} us  b2b {b_us:7.1f} us"
+            print(f"{config:49s} 128 CTAs {name:16s} flushed {f_us:7.1f} us  b2b {b_us:7.1f} us"
                   f"  L2->SM {l2 / 1e6:6.0f} MB ({l2 / f_us / 1e3:5.0f} GB/s flushed)  (row target {target:.0f} us)"
                   f", round {rnd}", flush=True)
     torch.cuda.synchronize()

@@ -156,6 +156,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) mma_qm_fp8(const uint4* fil
     for (int mb = 0; mb < 4; ++mb) reg_fence(o[mb]);
 #pragma unroll
     for (int c = 0; c < MLA_QM8_SCHAINS; ++c) reg_fence(sa[c]);
-    float acc[2] = {o[0][0] + o[3][31], sa[0][0] + sa[MLA_QM8_SCHAINS - 1][31]};
+    float acc[4 + MLA_QM8_SCHAINS];  // every accumulator array read (ptxas drops the MMAs of one never read)
+#pragma unroll
+    for (int mb = 0; mb < 4; ++mb) acc[mb] = o[mb][0] + o[mb][31];
+#pragma unroll
+    for (int c = 0; c < MLA_QM8_SCHAINS; ++c) acc[4 + c] = sa[c][0] + sa[c][31];
     finish(acc, t0, cyc, sink);
 }

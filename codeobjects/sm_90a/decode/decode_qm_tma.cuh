@@ -64,6 +64,14 @@
 #ifndef MLA_QMT_EARLY_S
 #define MLA_QMT_EARLY_S 0
 #endif
+// MLA_QMT_ROT=d (measurement hook of session 24, 0 shipped): each work's tiles in an order rotated
+// by k d tiles, k = g + qk_batch_ratio t0 the work's reader index among the head-group-major plan's
+// works that read the same KV, so that those works do not read a tile at the same time (reader k
+// reads tile j + k d at step j: a later reader finds it in the L2). The online softmax does not
+// depend on the order; the masks follow the tile's tokens.
+#ifndef MLA_QMT_ROT
+#define MLA_QMT_ROT 0
+#endif
 
 namespace mla_wg {
 
@@ -143,6 +151,13 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
         mla_dec::Work w;
         if (!mla_dec::load_work(p, wi, M, w)) continue;
         const int n_tiles = w.tiles(kTN);
+#if MLA_QMT_ROT
+        const int rot = n_tiles > 0 ? ((w.g + p.qk_batch_ratio * w.t0) * MLA_QMT_ROT) % n_tiles : 0;
+#else
+        constexpr int rot = 0;
+#endif
+        // the tile of the work read at step t (t itself past the end)
+        auto phys = [&](int t) { return t < n_tiles && rot ? (t + rot < n_tiles ? t + rot : t + rot - n_tiles) : t; };
 
         fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
         // the previous work's epilogue is done with shared memory (and mbarrier init): in this CTA,
@@ -157,25 +172,25 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
         // issues its share, multicast into both CTAs; =2: no load, the flags as on good pages)
         auto issue = [&](int tile, int s, const PagePrefetch& pg) {
             if (MLA_QMT_ABLATE & 2) {
-                qmt_ablate_flags(w, tile, n_tiles, tokok + s * kTN, wt);
+                qmt_ablate_flags(w, phys(tile), n_tiles, tokok + s * kTN, wt);
                 return;
             }
 #if MLA_QM_MC
             if (mc) {
-                issue_tile_tma_tpt<2, true>(p, w, tile, n_tiles, 0, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pg,
+                issue_tile_tma_tpt<2, true>(p, w, phys(tile), n_tiles, 0, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pg,
                                             nullptr, wt, crank);
                 return;
             }
 #endif
-            issue_tile_tma_wg(p, w, tile, n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pg, wt);
+            issue_tile_tma_wg(p, w, phys(tile), n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pg, wt);
         };
         if (wg == 1) {
             PagePrefetch pg0, pg1;
-            pg0.fetch(p, w, 0, n_tiles, wt >> 1, (wt & 1) == 0);
-            pg1.fetch(p, w, 1, n_tiles, wt >> 1, (wt & 1) == 0);
+            pg0.fetch(p, w, phys(0), n_tiles, wt >> 1, (wt & 1) == 0);
+            pg1.fetch(p, w, phys(1), n_tiles, wt >> 1, (wt & 1) == 0);
             issue(0, 0, pg0);
             issue(1, 1, pg1);
-            pf.fetch(p, w, 2, n_tiles, wt >> 1, (wt & 1) == 0);
+            pf.fetch(p, w, phys(2), n_tiles, wt >> 1, (wt & 1) == 0);
         }
         float m_run[2], l_run[2], o[128];
         int lim[2];
@@ -205,7 +220,7 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 reg_fence(sacc);
                 float alpha[2];
                 const int* tk = tokok + s * kTN;
-                const bool masked = qm_softmax(sacc, tk, w.tok_begin + tile * kTN, lim, sl2, cq, m_run, l_run, alpha, a);
+                const bool masked = qm_softmax(sacc, tk, w.tok_begin + phys(tile) * kTN, lim, sl2, cq, m_run, l_run, alpha, a);
                 char* tile_p = smem + slot(s);
                 uint4* pex = reinterpret_cast<uint4*>(tile_p + 8 * kBlk);  // the rope block: [kb][128]
                 qm_store_p(pex, a, wt);
@@ -269,7 +284,7 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                     }
 #endif
                     issue(tile + 2, s, pf);
-                    pf.fetch(p, w, tile + 3, n_tiles, wt >> 1, (wt & 1) == 0);
+                    pf.fetch(p, w, phys(tile + 3), n_tiles, wt >> 1, (wt & 1) == 0);
                 }
             }
         }
