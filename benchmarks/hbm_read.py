@@ -251,7 +251,9 @@ def twin_only(drv, encode, function, src, page, iters, shifts):
     2 and 3 pages in flight, L2 promotion none; flushed and back to back, 2 rounds. The L2 -> SM
     bytes are the page bytes times the CTAs that read each page without multicast. With a shift
     d > 0 (plain reads only), the k-th copy of the order is the page order rotated by k d: CTA
-    c + 64 k reads each page k d steps before CTA c does (a later reader then finds it in the L2)."""
+    c + 64 k reads each page k d steps before CTA c does (a later reader then finds it in the L2).
+    Last, the same 2 readers a page on every SM (2 pages in flight): the plain pattern and the
+    multicast pairs over all SMs, each CTA an equal share (the order padded)."""
     name, nbytes, _ = ROWS[0]
     n_pages = nbytes // page
     f_tma, f_mc = function("hbm_read_tma"), function("hbm_read_tma_mc")
@@ -276,13 +278,30 @@ def twin_only(drv, encode, function, src, page, iters, shifts):
             runs.append((f"mc    {slots} pages, each page by {k} pair(s)", k, target, f_mc, smem,
                          [tmap, ctypes.c_uint64(order.data_ptr()), ctypes.c_uint32(k * n_pages), ctypes.c_uint32(slots),
                           ctypes.c_uint64(sink.data_ptr())]))
+    # on every SM: CTA c and c + sms / 2 (multicast: the pair of cluster c) take the same pages,
+    # the order padded (with pages of its own) to an equal share per CTA, as a plan of split tiles
+    # would spread the same steps
+    half = drv.sms // 2
+    per = (n_pages + half - 1) // half
+    pad = torch.cat([rand, rand[:half * per - n_pages]])
+    orders[("all", 2)] = pad.repeat(2).contiguous()
+    orders[("all", 1)] = pad.contiguous()
+    for slots in (2,):
+        smem = slots * page
+        runs.append((f"tma   {slots} pages, each page by 2 CTAs, all SMs", 2, 215.0, f_tma, smem,
+                     [tmap, ctypes.c_uint64(orders[("all", 2)].data_ptr()), ctypes.c_uint32(2 * half * per),
+                      ctypes.c_uint32(slots), ctypes.c_uint64(sink.data_ptr()), ctypes.c_uint64(0)], drv.sms))
+        runs.append((f"mc    {slots} pages, each page by 1 pair, all SMs", 1, 215.0, f_mc, smem,
+                     [tmap, ctypes.c_uint64(orders[("all", 1)].data_ptr()), ctypes.c_uint32(half * per),
+                      ctypes.c_uint32(slots), ctypes.c_uint64(sink.data_ptr())], drv.sms))
     for rnd in range(2):
-        for config, k, target, f, smem, params in runs:
+        for config, k, target, f, smem, params, *grid in runs:
+            grid = grid[0] if grid else 128
             drv.set_smem(f, smem)
-            run = drv.launch(f, 128, 32, smem, params)
+            run = drv.launch(f, grid, 32, smem, params)
             f_us, b_us = drv.flushed(run, iters), drv.timed(run, iters)
             l2 = k * n_pages * page
-            print(f"{config:49s} 128 CTAs {name:16s} flushed {f_us:7.1f} us  b2b {b_us:7.1f} us"
+            print(f"{config:49s} {grid} CTAs {name:16s} flushed {f_us:7.1f} us  b2b {b_us:7.1f} us"
                   f"  L2->SM {l2 / 1e6:6.0f} MB ({l2 / f_us / 1e3:5.0f} GB/s flushed)  (row target {target:.0f} us)"
                   f", round {rnd}", flush=True)
     torch.cuda.synchronize()

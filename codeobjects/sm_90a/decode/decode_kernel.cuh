@@ -152,6 +152,18 @@ __device__ __forceinline__ bool load_work(const mla_decode_params& p, int wi, in
     return true;
 }
 
+// The kernels' scales (every decode body): kvsc the KV cache's dequantisation scale (*p.kv_scale,
+// 1 without) and sl2 the factor from a raw Q.K score to a base-2 logit (softmax_scale times the
+// Q and KV scales times log2 e).
+struct Scales {
+    float kvsc, sl2;
+};
+__device__ __forceinline__ Scales decode_scales(const mla_decode_params& p) {
+    const float qsc = p.q_scale ? *p.q_scale : 1.0f;
+    const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
+    return {kvsc, p.softmax_scale * qsc * kvsc * kLog2e};
+}
+
 // Highest visible local KV index of tile row `row` of work w (-1: sees nothing). Causal MTP:
 // query t of L sees global positions <= G - L + t (G = N_b, or g_kv_indptr's length with round-
 // robin context parallelism, where local token i is global position i * W + cp_rank, so the
@@ -189,9 +201,8 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
     float* psum = pmax + C::NS * M;                               // [NS][M]
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);       // [STAGES][C::TN]
 
-    const float qsc = p.q_scale ? *p.q_scale : 1.0f;
-    const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
-    const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;  // score -> base-2 logit
+    const Scales scl = decode_scales(p);
+    const float kvsc = scl.kvsc, sl2 = scl.sl2;  // KV scale; score -> base-2 logit
     const int Hk = p.kernel_heads, psl = p.page_size_log2;
     const int psmask = (1 << psl) - 1;
     const int esz_kv = KV8 ? 1 : 2;

@@ -66,9 +66,8 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
     float* mex = reinterpret_cast<float*>(smem + C::OFF_MX);   // alpha [64] / l [wg][128][2]
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);    // [STAGES][64]
 
-    const float qsc = p.q_scale ? *p.q_scale : 1.0f;
-    const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
-    const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
+    const mla_dec::Scales scl = mla_dec::decode_scales(p);
+    const float kvsc = scl.kvsc, sl2 = scl.sl2;
     // this thread's rows r0 and r0 + 8 of the 64 (accumulator layout of m64nN)
     const int r0 = 16 * wl + (lane >> 2), cq = 2 * (lane & 3);
 

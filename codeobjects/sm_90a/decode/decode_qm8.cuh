@@ -324,9 +324,8 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     uint32_t phase = 0;  // bit s: the parity of slot s's next fill, as this warpgroup has waited
 
-    const float qsc = p.q_scale ? *p.q_scale : 1.0f;
-    const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
-    const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
+    const mla_dec::Scales scl = mla_dec::decode_scales(p);
+    const float kvsc = scl.kvsc, sl2 = scl.sl2;
     const int r0 = 16 * wl + (lane >> 2), cq = 2 * q;  // warpgroup 0's S rows r0, r0 + 8; columns cq, cq + 1
     const uint64_t dQ = sw128_desc(sbase + C::OFF_Q, 16, 1024);
     auto slot = [&](int s) { return C::OFF_KV + s * kTile8; };  // byte offset of ring slot s

@@ -264,9 +264,9 @@ __device__ __forceinline__ void decode_qm8_ws_body(const mla_decode_params& p, c
     c.phase = 0;
     if (threadIdx.x < kSlots) mbar_init(c.bar0 + 8 * threadIdx.x, 64);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    const float qsc = p.q_scale ? *p.q_scale : 1.0f;
-    c.kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
-    c.sl2 = p.softmax_scale * qsc * c.kvsc * kLog2e;
+    const mla_dec::Scales scl = mla_dec::decode_scales(p);
+    c.kvsc = scl.kvsc;
+    c.sl2 = scl.sl2;
     // each role's code follows its setmaxnreg (ptxas allocates each region to its own count)
     if (threadIdx.x < 128) {
         reg_dealloc<kRegS>();

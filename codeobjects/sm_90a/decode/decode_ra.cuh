@@ -250,9 +250,8 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
     const int r0 = 16 * wl + (lane >> 2);          // this thread's tokens r0, r0 + 8 (S^T rows)
     const int vcol = 16 * (8 * wl + (lane >> 2));  // this thread's 16 V dims (O^T rows)
 
-    const float qsc = p.q_scale ? *p.q_scale : 1.0f;
-    const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
-    const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
+    const mla_dec::Scales scl = mla_dec::decode_scales(p);
+    const float kvsc = scl.kvsc, sl2 = scl.sl2;
     const uint64_t dQ = sw128_desc(sbase + C::OFF_Q, 16, 1024);
     const uint64_t dP = sw128_desc(sbase + p_off, 16, 1024);
 

@@ -105,9 +105,8 @@ __device__ __forceinline__ void decode_wg_pp_body(const mla_decode_params& p, ch
     float* mrg = reinterpret_cast<float*>(smem + C::OFF_MRG);  // [wg][m | l][N]
     const uint32_t w_off = C::OFF_W + wg * kTile, p_off = C::OFF_P + wg * N * 128;
 
-    const float qsc = p.q_scale ? *p.q_scale : 1.0f;
-    const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
-    const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
+    const mla_dec::Scales scl = mla_dec::decode_scales(p);
+    const float kvsc = scl.kvsc, sl2 = scl.sl2;
     // loader: token ld_t, 16-byte chunks ld_sub + 2 k (k < 18) of its 576-byte row
     const int ld_t = wt >> 1, ld_sub = wt & 1;
 

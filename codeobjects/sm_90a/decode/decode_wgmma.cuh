@@ -42,9 +42,8 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);    // [STAGES][64]
     const bool mma = wg < C::NC;
 
-    const float qsc = p.q_scale ? *p.q_scale : 1.0f;
-    const float kvsc = p.kv_scale ? *p.kv_scale : 1.0f;
-    const float sl2 = p.softmax_scale * qsc * kvsc * kLog2e;
+    const mla_dec::Scales scl = mla_dec::decode_scales(p);
+    const float kvsc = scl.kvsc, sl2 = scl.sl2;
 
     // bf16 KV by TMA (p.kv_tma, set by the host where the table row says launch_kv_tma 1 and the
     // cache allows a tensor map; the map 64-byte aligned in the parameter space, decode_params.h):
