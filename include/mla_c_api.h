@@ -641,6 +641,16 @@ typedef struct mla_plan_summary {
     /* The split tail in effect, in blocks (mla_metadata_params.split_tail_tokens rounded up,
      * the arch's default resolved; 0 = none). At byte 64, past the older struct's end. */
     int32_t split_tail_blocks;
+    /* Padding made explicit (the struct ended at 72 bytes before active_clusters): written as
+     * 0. */
+    int32_t reserved2;
+    /* Clusters that hold works: 1 + the last cluster c with work_indptr[c + 1] > work_indptr[c]
+     * (1 for a plan with no work), at most num_clusters. Pass it as mla_decode_args.
+     * active_clusters to launch only those CTAs: a plan that leaves trailing clusters empty (128
+     * whole tiles on 132 SMs) decodes 1-2% faster on the H200 that way (docs/performance.md,
+     * session 24). At byte 72, past the older struct's end: a caller whose struct_size is 72
+     * does not get it, and a library older than the field leaves it as the caller set it. */
+    int32_t active_clusters;
 } mla_plan_summary;
 
 /* Host planner (v1_2 / v1_0 / v1_1 by fast_mode and intra_batch_mode). Inputs are host arrays:
@@ -917,13 +927,25 @@ typedef struct mla_decode_args {
      * again. */
     int32_t* tile_counters;
     int64_t tile_counters_len;    /* elements of tile_counters                                    */
+    /* Launch only the first active_clusters of the plan's num_clusters CTAs (appended after
+     * tile_counters_len: a caller whose struct_size ends before it, or that passes 0, gets one
+     * CTA per cluster). 1..num_clusters: every work of the plan must lie in clusters [0,
+     * active_clusters), as mla_plan_summary.active_clusters reports for a host plan (the last
+     * cluster holding a work + 1); the kernel checks it (the last CTA compares work_indptr at
+     * active_clusters and at num_clusters) and sets error_flag bit 4 (MLA_DECODE_ERR_PLAN) when
+     * works were left out, whose rows are then not written. Why: each CTA that finds its cluster
+     * empty costs the others memory throughput, ~0.3-0.4% of the decode's time apiece on the
+     * H200 (docs/performance.md, session 24: 128 whole tiles on 132 SMs, main job -1.2%, b 128
+     * x 16K tokens -1.7%). A device-planned plan (mla_plan_metadata_device) has no host summary:
+     * pass 0. Negative or above num_clusters: MLA_ERROR_INVALID_ARGUMENT. */
+    int32_t active_clusters;
 } mla_decode_args;
-#define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, 1, 0, MLA_DTYPE_BF16, NULL, 0}
+#define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, 1, 0, MLA_DTYPE_BF16, NULL, 0, 0}
 
 /* Runs decode on `stream` (CUstream / hipStream_t; NULL = default stream): the decode kernel of
  * table mla_decode (key: dtypes, row tile M, causal, lse, cprr = (cp_world_size > 1), fused =
  * (tile_counters given and the reducer row allows it; see tile_counters)) with
- * num_clusters CTAs, then, when the plan can split (partial_rows > 0), the reducer of table
+ * num_clusters CTAs (active_clusters when given), then, when the plan can split (partial_rows > 0), the reducer of table
  * mla_reduce (key: spread, a few long-split tiles or many), unless the decode kernel reduces the
  * split tiles itself (tile_counters given, and the tables allow it: see tile_counters). Each is launched as a programmatic
  * dependent launch where its row says launch_pdl 1 (every shipped row): its CTAs may become
@@ -947,7 +969,8 @@ typedef struct mla_decode_args {
  * g_kv_indptr NULL or not 4-byte aligned with W > 1, causal = 0 with W > 1, a plan made with
  * is_cp_round_robin = 0 for W > 1 (its causal trim drops keys a row sees under the global
  * mask) or with is_cp_round_robin = 1 for W = 1 (a forgotten cp_world_size); tile_counters
- * not 4-byte aligned, or tile_counters_len < 0.
+ * not 4-byte aligned, or tile_counters_len < 0; active_clusters < 0 or > the plan's
+ * num_clusters.
  * MLA_ERROR_BUFFER_TOO_SMALL: workspace or plan buffers smaller than mla_metadata_info(plan_params)
  * says, or tile_counters (when not NULL) shorter than reduce_indptr_len - 1 elements.
  * MLA_ERROR_UNSUPPORTED_SHAPE: the head plan rejects the shape, the context is not

@@ -279,6 +279,11 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                                                        << " elements, the plan has " << tiles
                                                        << " qo tiles (mla_metadata_sizes.reduce_indptr_len - 1)");
     }
+    // active_clusters: launch only the clusters that hold works (the kernel checks that none
+    // beyond them does: mla_dec::check_active_clusters)
+    MLA_CHECK_ARG(a.active_clusters >= 0 && a.active_clusters <= sz.num_clusters,
+                  where << "active_clusters " << a.active_clusters << " outside 0.." << sz.num_clusters
+                        << " (0 = every one of the plan's num_clusters; mla_plan_summary.active_clusters)");
 
     // ---- head plan (routing) and table rows ----
     mla_decode_shape shape = MLA_DECODE_SHAPE_INIT;
@@ -432,7 +437,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                        << d.decode_row->file << ":" << d.decode_row->line
                        << "): only the wgmma kernels (mla_decode_qm_*, mla_decode_wg_*, mla_decode_ra_*) write fp32 out; "
                           "use out_dtype bf16");
-    d.grid = unsigned(sz.num_clusters);
+    d.grid = unsigned(a.active_clusters > 0 ? a.active_clusters : sz.num_clusters);
     d.decode_cluster = d.grid % unsigned(cl) == 0 ? unsigned(cl) : 1u;
     d.row_tile = m;
     d.kernel_heads = hk;
@@ -524,6 +529,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     p.g_kv_indptr = cprr ? a.g_kv_indptr : nullptr;  // W = 1: not read, not passed
     p.out_fp32 = out32 ? 1 : 0;
     p.tile_counters = d.fused_reduce ? a.tile_counters : nullptr;
+    p.num_clusters = sz.num_clusters;  // the grid may be fewer (active_clusters)
     // TMA boxes of min(page_size, 64) rows from page size MLA_KV_TMA_MIN_PAGE (8) on, and a cache
     // of at least one page (boxes of 1-4 rows land correctly too, the swizzle following the shared
     // address, but at page 1 a tile's 576 one-row boxes are 79% slower than cp.async: session

@@ -17,9 +17,11 @@ mla_plan_summary summarize(const Setup& s, const int32_t* kv_indptr,
     r.num_works = b.work_indptr[C];
     int64_t tiles = 0;  // unsplit tiles (one work each); split tiles are counted below
     int32_t rows_end = 0;
+    r.active_clusters = 1;  // clusters [0, active) hold every work (mla_decode_args.active_clusters)
     for (int32_t cl = 0; cl < C; ++cl) {
         const int32_t n = b.work_indptr[cl + 1] - b.work_indptr[cl];
         r.max_works_per_cluster = std::max(r.max_works_per_cluster, n);
+        if (n > 0) r.active_clusters = cl + 1;
         int64_t cost = 0;
         for (int32_t w = b.work_indptr[cl]; w < b.work_indptr[cl + 1]; ++w) {
             const int32_t* wi = b.work_info_set + int64_t(w) * 8;

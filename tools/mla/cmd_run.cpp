@@ -67,6 +67,10 @@ void usage(FILE* f) {
                  "  --fused-reduce   GPU: pass tile_counters (mla_decode_args): where the tables allow it\n"
                  "                   (16 / 32 query rows, bf16) the decode kernel reduces split tiles\n"
                  "                   itself, one launch per call instead of two\n"
+                 "  --all-clusters   GPU: launch one CTA per planned cluster (mla_decode_args\n"
+                 "                   active_clusters 0, libmla's default); without it the call\n"
+                 "                   passes the host plan's active_clusters (no CTA for a\n"
+                 "                   trailing cluster without work)\n"
                  "  --fast-fill      KV rows cut from one random 64K-element block at random\n"
                  "                   offsets, as mla bench fills them (large problems set up in\n"
                  "                   seconds; the check compares against the reference of the same\n"
@@ -170,6 +174,7 @@ int cmd_run(int argc, char** argv) {
         else if (a == "--long-first") s.long_first = std::max(1, std::atoi(next()));
         else if (a == "--cpu") force_cpu = true;
         else if (a == "--fused-reduce") s.fused_reduce = true;
+        else if (a == "--all-clusters") s.all_clusters = true;
         else if (a == "--fast-fill") s.fast_fill = true;
         else if (a == "--clusters") s.num_clusters = std::max(0, std::atoi(next()));
         else if (a == "--overhead-tokens") s.work_overhead_tokens = std::atoi(next());
@@ -240,9 +245,9 @@ int cmd_run(int argc, char** argv) {
             std::fprintf(stderr, "mla run: %s\n", run.error.c_str());
             return 1;
         }
-        std::printf("  plan: %d works on %d clusters, %d of %d tiles split, max %d works per cluster\n",
+        std::printf("  plan: %d works on %d clusters, %d of %d tiles split, max %d works per cluster; %d CTAs launched\n",
                     run.summary.num_works, run.sizes.num_clusters, run.summary.num_split_tiles, run.summary.num_tiles,
-                    run.summary.max_works_per_cluster);
+                    run.summary.max_works_per_cluster, run.args.active_clusters > 0 ? run.args.active_clusters : run.sizes.num_clusters);
         if (flag) {
             std::printf("  device error flag %d\n", flag);
             status = 1;

@@ -126,6 +126,10 @@ struct Spec {
     // allow it reduce split tiles themselves (one launch per call); false (libmla's default, no
     // counters): the reducer kernel
     bool fused_reduce = false;
+    // mla_decode_args.active_clusters: false (the tools' default) passes the host plan's
+    // mla_plan_summary.active_clusters, so that no CTA is launched for a cluster without work;
+    // true passes 0 (one CTA per cluster, libmla's default)
+    bool all_clusters = false;
     // mla_metadata_params.num_clusters: CUs / SMs the plan spreads over; 0 = the context's count
     // (the device's SMs on the GPU path, the arch's default on the CPU path)
     int num_clusters = 0;
@@ -508,6 +512,7 @@ struct DeviceRun {
         a.workspace_bytes = size_t(sizes.workspace_bytes);
         error_flag = static_cast<int32_t*>(alloc(4));
         a.error_flag = error_flag;
+        a.active_clusters = p.spec.all_clusters ? 0 : summary.active_clusters;
         if (p.spec.fused_reduce) {  // zeroed once, left zeroed by every call
             const int64_t tiles = std::max<int64_t>(sizes.reduce_indptr_len - 1, 1);
             a.tile_counters = static_cast<int32_t*>(alloc(size_t(tiles) * 4));

@@ -268,7 +268,7 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
            out=None, lse=None, return_lse=False, block_table=None, seq_lens=None, workspace=None,
            error_flag=None, stream=None, device=None, num_pages=None, total_q=None,
            g_kv_indptr=None, cp_world_size=1, cp_rank=0, validate=False, out_dtype=None,
-           tile_counters=None):
+           tile_counters=None, active_clusters=0):
     """Absorbed MLA decode on the GPU (mla_decode_fwd, sm_90a): the persistent decode kernel
     driven by the plan's work items, then the reducer for split tiles. Nothing synchronises.
 
@@ -291,7 +291,10 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
     zeroed by the caller once (e.g. torch.zeros) and left zeroed by every call: with it the
     16- and 32-row bf16 kernels reduce split tiles themselves, one launch per call instead of
     two (mla_decode_args.tile_counters; one buffer per stream that decodes concurrently).
-    None: the reducer kernel runs after the decode kernel.
+    None: the reducer kernel runs after the decode kernel. active_clusters: launch only that many
+    of the plan's clusters (mla_decode_args.active_clusters; a host Plan's
+    plan.summary.active_clusters covers every work, and leaving out the empty trailing clusters
+    saves ~0.3-0.4% of the decode's time per cluster on the H200); 0 = every cluster.
 
     Round-robin context parallel (docs/context-parallel.md): cp_world_size W > 1 decodes rank
     cp_rank's shard (global KV position p of a request lives on rank p % W; the page table
@@ -535,7 +538,8 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
         plan_params=ctypes.pointer(prm), workspace=ws_ptr, workspace_bytes=ws_bytes,
         error_flag=ef.ptr if ef is not None else None, g_kv_indptr=g_ptr, cp_world_size=W,
         cp_rank=cp_rank if W > 1 else 0, out_dtype=T.DType.FP32 if od == "fp32" else T.DType.BF16,
-        tile_counters=tc.ptr if tc is not None else None, tile_counters_len=tc_len)
+        tile_counters=tc.ptr if tc is not None else None, tile_counters_len=tc_len,
+        active_clusters=int(active_clusters))
     _lib.check(_lib.load().mla_decode_fwd(ctx.handle, ctypes.byref(args), s))
     if use_torch and keep:
         # Temporaries (scales, workspace) must outlive the kernels: tell the caching allocator.

@@ -90,6 +90,7 @@ class PlanSummary:
     num_sections: int
     work_overhead_blocks: int
     split_tail_blocks: int
+    active_clusters: int  # clusters holding works (decode(..., active_clusters=...) launches only those)
 
 
 class Plan:
@@ -195,7 +196,7 @@ def plan_metadata(qo_indptr, kv_indptr, kv_last_page_lens, num_heads, *, arch, n
         ctypes.byref(params), qo.ctypes.data, kv.ctypes.data, last.ctypes.data,
         ctypes.byref(buffers), None, None, ctypes.byref(summary)))
     plan.summary = PlanSummary(**{k: getattr(summary, k) for k, _ in T.mla_plan_summary._fields_
-                                  if k not in ("struct_size", "reserved0", "reserved1")})
+                                  if k not in ("struct_size", "reserved0", "reserved1", "reserved2")})
     plan.qo_indptr, plan.kv_indptr, plan.kv_last_page_lens = qo, kv, last
     return plan
 

@@ -164,6 +164,16 @@ __device__ __forceinline__ Scales decode_scales(const mla_decode_params& p) {
     return {kvsc, p.softmax_scale * qsc * kvsc * kLog2e};
 }
 
+// Every decode kernel, first thing after griddepcontrol.wait: with a grid smaller than the plan's
+// clusters (mla_decode_args.active_clusters), no work may lie in the clusters beyond it, or its
+// rows would never be written. The last CTA's thread 0 compares work_indptr at the grid's end and
+// at num_clusters and flags MLA_DECODE_ERR_PLAN when they differ.
+__device__ __forceinline__ void check_active_clusters(const mla_decode_params& p) {
+    if (threadIdx.x == 0 && blockIdx.x == gridDim.x - 1 && p.num_clusters > int(gridDim.x) && p.error_flag &&
+        p.work_indptr[gridDim.x] != p.work_indptr[p.num_clusters])
+        atomicOr(p.error_flag, MLA_DECODE_ERR_PLAN);
+}
+
 // Highest visible local KV index of tile row `row` of work w (-1: sees nothing). Causal MTP:
 // query t of L sees global positions <= G - L + t (G = N_b, or g_kv_indptr's length with round-
 // robin context parallelism, where local token i is global position i * W + cp_rank, so the
@@ -539,5 +549,6 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
         mla_decode_##QN##_##KVN##_m##M(const __grid_constant__ mla_decode_params p) {              \
         extern __shared__ __align__(128) char smem[];                                             \
         asm volatile("griddepcontrol.wait;" ::: "memory");                                         \
+        mla_dec::check_active_clusters(p);                                                        \
         mla_dec::decode_kernel_body<M, Q8, KV8>(p, smem);                                         \
     }

@@ -254,6 +254,7 @@ __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, c
         NAME(const __grid_constant__ mla_decode_params p) {                                       \
         extern __shared__ __align__(1024) char smem[];                                            \
         asm volatile("griddepcontrol.wait;" ::: "memory");                                         \
+        mla_dec::check_active_clusters(p);                                                        \
         __VA_ARGS__(p, smem);                                                                     \
     }
 
