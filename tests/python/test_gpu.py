@@ -188,6 +188,34 @@ def test_fused_reduction_matches_torch_float64(q_dt, kv_dt, H, qlens, ps, kv_len
         assert_close(lse, want_lse, 1e-6, 8.01 / 65536, "lse")
 
 
+# active_clusters: a host plan leaving trailing clusters empty (5 requests on 12 clusters, and
+# 40 heads of MTP 2 in 64-row tiles) decoded on only the clusters that hold works gives the same
+# bytes as on every cluster; one cluster fewer than that leaves works out, which the kernel flags
+# (error bit 4).
+@pytest.mark.parametrize("H,qlens,kv_lens", [(16, [1] * 5, [300, 33, 500, 0, 450]),
+                                             (64, [2, 2, 2], [700, 300, 64])])
+def test_active_clusters_decode_equals_every_cluster(H, qlens, kv_lens):
+    torch = _torch()
+    p = make_problem(kv_lens, qlens, H, 64, "bf16", "bf16", seed=H)
+    plan = libmla.plan_metadata(p["qo"], p["kvi"], p["last"], H, arch="sm_90a", num_clusters=12,
+                                page_size=64, max_seqlen_qo=p["L"], causal=True)
+    act = plan.summary.active_clusters
+    assert 2 <= act < 12
+    wi = plan.work_indptr
+    assert wi[act] == wi[12] and wi[act - 1] < wi[act]
+    dev = {k: torch.from_numpy(p[k]).cuda() for k in ("qo", "kvi", "last", "pages")}
+    runs = {}
+    for a in (0, act, act - 1):
+        flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+        out, lse = libmla.decode(p["q"], p["kv"], dev["qo"], dev["kvi"], dev["pages"], dev["last"], p["L"],
+                                 plan, return_lse=True, error_flag=flag, active_clusters=a)
+        torch.cuda.synchronize()
+        runs[a] = (out.clone(), lse.clone(), int(flag.item()))
+    assert runs[0][2] == 0 and runs[act][2] == 0
+    assert torch.equal(runs[act][0], runs[0][0]) and torch.equal(runs[act][1], runs[0][1])
+    assert runs[act - 1][2] & 4
+
+
 FP32_CASES = [
     # q, kv, H, qlens, page size, kv lens, q_scale, kv_scale, clusters (None: all SMs)
     ("bf16", "bf16", 16, [1, 1, 1], 64, [37, 700, 9000], None, None, None),   # splits: reducer
