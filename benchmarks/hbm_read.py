@@ -15,7 +15,7 @@ tile equals the TMA boxes' tile of the same page (CTA 0's first page, byte for b
 The sizes are the KV bytes of the rows (bf16, 1152 bytes per token):
   b 128 x s_k 4096 (604 MB), b 128 x s_k 16384 (2.42 GB), b 1536 x s_k 2048 (3.62 GB).
 
-usage: hbm_read.py --cubin build/benchmarks/hbm_read.cubin [--iters 20] [--split-only | --gather | --flushed | --twin]
+usage: hbm_read.py --cubin build/benchmarks/hbm_read.cubin [--iters 20] [--split-only | --gather | --flushed | --twin [--shift D ...]]
 (--split-only: the first row's pages only, whole against split in two halves a step apart.
  --gather: the first row's 524,288 token rows of 1152 bytes gathered one by one, in order and in
  a random order: the ceiling of the page-size-1 row, whose cache places every token at random.
@@ -290,17 +290,18 @@ def twin_only(drv, encode, function, src, page, iters, shifts):
         smem = slots * page
         runs.append((f"tma   {slots} pages, each page by 2 CTAs, all SMs", 2, 215.0, f_tma, smem,
                      [tmap, ctypes.c_uint64(orders[("all", 2)].data_ptr()), ctypes.c_uint32(2 * half * per),
-                      ctypes.c_uint32(slots), ctypes.c_uint64(sink.data_ptr()), ctypes.c_uint64(0)], drv.sms))
+                      ctypes.c_uint32(slots), ctypes.c_uint64(sink.data_ptr()), ctypes.c_uint64(0)], drv.sms,
+                     half * per))
         runs.append((f"mc    {slots} pages, each page by 1 pair, all SMs", 1, 215.0, f_mc, smem,
                      [tmap, ctypes.c_uint64(orders[("all", 1)].data_ptr()), ctypes.c_uint32(half * per),
-                      ctypes.c_uint32(slots), ctypes.c_uint64(sink.data_ptr())], drv.sms))
+                      ctypes.c_uint32(slots), ctypes.c_uint64(sink.data_ptr())], drv.sms, half * per))
     for rnd in range(2):
-        for config, k, target, f, smem, params, *grid in runs:
-            grid = grid[0] if grid else 128
+        for config, k, target, f, smem, params, *extra in runs:
+            grid, pages = extra if extra else (128, n_pages)  # all SMs: the padded order's pages
             drv.set_smem(f, smem)
             run = drv.launch(f, grid, 32, smem, params)
             f_us, b_us = drv.flushed(run, iters), drv.timed(run, iters)
-            l2 = k * n_pages * page
+            l2 = k * pages * page
             print(f"{config:49s} {grid} CTAs {name:16s} flushed {f_us:7.1f} us  b2b {b_us:7.1f} us"
                   f"  L2->SM {l2 / 1e6:6.0f} MB ({l2 / f_us / 1e3:5.0f} GB/s flushed)  (row target {target:.0f} us)"
                   f", round {rnd}", flush=True)

@@ -10,7 +10,8 @@
 //                 O_w += P . V_w    4 x wgmma.m64n256k16 per warpgroup (A = P from registers)
 //                 Per tile: 64 x 64 x 576 + 64 x 64 x 512 MACs = 2176 cycles at 2048 bf16 MAC a
 //                 cycle per SM (989 TFLOP/s dense at 1.83 GHz on 132 SMs).
-//   mma_qm_fp8    decode_qm8.cuh's tile step (fp8 Q and KV):
+//   mma_qm_fp8    decode_qm8.cuh's tile step (fp8 Q and KV; O^T's 16 MMAs in one commit group,
+//                 where the shipped body commits one group a k-step and waits between them):
 //                 S = Q . K^T       18 x wgmma.m64n64k32.e4m3 in two accumulator chains
 //                 O^T_w += V^T P^T  16 x wgmma.m64n64k16.f16 per warpgroup (A = V^T fragments
 //                                   from registers: built from the fp8 rows in the shipped body,
@@ -23,7 +24,8 @@
 // warpgroup keeps its commit groups in flight, waiting only for the older one: the free-running
 // rate), 8 S on both warpgroups, tile t's on warpgroup t % 2 (the seesaw's split of S; bf16 only).
 // Shared memory is filled from `fill` (bf16 or e4m3 values: the tensor pipe's power depends on
-// the operands). cyc[blockIdx.x] gets the CTA's clock64 cycles over the steps; sink is written
+// the operands). cyc[blockIdx.x] gets thread 0's clock64 cycles over the steps (warpgroup 0's
+// loop: the one with the S MMAs, never shorter than warpgroup 1's); sink is written
 // only if the accumulators sum to a value no real data gives (so nothing is dropped).
 #include "decode/decode_qm8.cuh"
 
@@ -110,7 +112,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mma_qm_fp8(const uint4* fil
     const uint32_t sbase = smem_u32(smem);
     const uint64_t dQ = sw128_desc(sbase, 16, 1024);
     float sa[MLA_QM8_SCHAINS][32], o[4][32];
-    uint32_t va[4][4];  // V^T fragments: f16 pairs (the fill's bf16 bits reinterpreted: finite)
+    uint32_t va[4][4];  // V^T fragments: f16 pairs (the fill's e4m3 bytes masked into finite f16 below 1)
     const uint32_t* fw = reinterpret_cast<const uint32_t*>(fill) + 16 * (threadIdx.x & 127);
 #pragma unroll
     for (int mb = 0; mb < 4; ++mb)

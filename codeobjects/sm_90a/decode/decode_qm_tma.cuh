@@ -72,6 +72,11 @@
 #ifndef MLA_QMT_ROT
 #define MLA_QMT_ROT 0
 #endif
+#if MLA_QMT_ROT && defined(MLA_QM_MC) && MLA_QM_MC
+// the pair's two CTAs (head groups 0 and 1) would rotate differently and multicast halves of
+// different tiles into each other
+#error "MLA_QMT_ROT does not combine with MLA_QM_MC"
+#endif
 
 namespace mla_wg {
 
