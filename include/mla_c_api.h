@@ -644,12 +644,14 @@ typedef struct mla_plan_summary {
     /* Padding made explicit (the struct ended at 72 bytes before active_clusters): written as
      * 0. */
     int32_t reserved2;
-    /* Clusters that hold works: 1 + the last cluster c with work_indptr[c + 1] > work_indptr[c]
-     * (1 for a plan with no work), at most num_clusters. Pass it as mla_decode_args.
-     * active_clusters to launch only those CTAs: a plan that leaves trailing clusters empty (128
-     * whole tiles on 132 SMs) decodes 1-2% faster on the H200 that way (docs/performance.md,
-     * session 24). At byte 72, past the older struct's end: a caller whose struct_size is 72
-     * does not get it, and a library older than the field leaves it as the caller set it. */
+    /* CTAs a decode of this plan needs: 1 + the last cluster c with work_indptr[c + 1] >
+     * work_indptr[c] (1 for a plan with no work), at most num_clusters. Empty clusters before it
+     * (e.g. at the end of each twin section of a head_group_major plan) are still counted. Pass
+     * it as mla_decode_args.active_clusters so that no CTA is launched for the trailing empty
+     * clusters: 128 whole tiles on 132 SMs decode 1.1-1.7% faster on the H200 that way
+     * (docs/performance.md, session 24). At byte 72, past the older struct's end: a caller whose
+     * struct_size is 72 does not get it, and a library older than the field leaves it as the
+     * caller set it (zero the struct first: 0 there means every cluster). */
     int32_t active_clusters;
 } mla_plan_summary;
 
@@ -866,8 +868,8 @@ typedef struct mla_decode_args {
      * so the kernel checks each one it uses. A page id outside [0, num_pages) or a page-table
      * index outside kv_page_indices / the block_table row is never read (its tokens get no
      * weight) and sets a bit here with atomicOr: 1 = page id out of range, 2 = page-table index
-     * out of range, 4 = work item inconsistent with the kernel, 8 = launched with too little
-     * shared memory. The caller zeroes it (mla_memset_d8) and reads it after the stream
+     * out of range, 4 = work item inconsistent with the kernel or beyond active_clusters, 8 =
+     * launched with too little shared memory. The caller zeroes it (mla_memset_d8) and reads it after the stream
      * synchronises; NULL = not reported (bad ids are still never read). */
     int32_t* error_flag;          /* [1] int32 device memory, 4-byte aligned, or NULL              */
     /* Round-robin context parallel ("cprr", issue 9, docs/context-parallel.md), appended
@@ -927,17 +929,21 @@ typedef struct mla_decode_args {
      * again. */
     int32_t* tile_counters;
     int64_t tile_counters_len;    /* elements of tile_counters                                    */
-    /* Launch only the first active_clusters of the plan's num_clusters CTAs (appended after
+    /* Launch only CTAs 0 .. active_clusters - 1 of the plan's num_clusters (appended after
      * tile_counters_len: a caller whose struct_size ends before it, or that passes 0, gets one
-     * CTA per cluster). 1..num_clusters: every work of the plan must lie in clusters [0,
-     * active_clusters), as mla_plan_summary.active_clusters reports for a host plan (the last
-     * cluster holding a work + 1); the kernel checks it (the last CTA compares work_indptr at
-     * active_clusters and at num_clusters) and sets error_flag bit 4 (MLA_DECODE_ERR_PLAN) when
-     * works were left out, whose rows are then not written. Why: each CTA that finds its cluster
-     * empty costs the others memory throughput, ~0.3-0.4% of the decode's time apiece on the
-     * H200 (docs/performance.md, session 24: 128 whole tiles on 132 SMs, main job -1.2%, b 128
-     * x 16K tokens -1.7%). A device-planned plan (mla_plan_metadata_device) has no host summary:
-     * pass 0. Negative or above num_clusters: MLA_ERROR_INVALID_ARGUMENT. */
+     * CTA per cluster; a table row with launch_cluster 2 also launches every cluster).
+     * 1..num_clusters: every work of the plan must lie in clusters [0, active_clusters), as
+     * mla_plan_summary.active_clusters gives for a host plan; the kernel checks it (its last CTA
+     * compares work_indptr at active_clusters and at num_clusters) and ORs MLA_DECODE_ERR_PLAN
+     * (4) into error_flag when works were left out: their rows are then not written, or, for
+     * split tiles, reduced from partials never written (and tile_counters are left non-zero).
+     * Why: each CTA that finds its cluster empty cost the others memory throughput, ~0.3-0.4%
+     * of the decode's time apiece on the H200 (docs/performance.md, session 24: 128 whole tiles
+     * on 132 SMs, main job -1.1%, b 128 x 16K tokens -1.7%). A device-planned plan
+     * (mla_plan_metadata_device) has no host summary: pass 0. A CUDA graph keeps the grid it
+     * captured: replanning into the same buffers needs an active_clusters no larger than the
+     * captured one (or capture with 0). Negative or above num_clusters:
+     * MLA_ERROR_INVALID_ARGUMENT. */
     int32_t active_clusters;
 } mla_decode_args;
 #define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, 1, 0, MLA_DTYPE_BF16, NULL, 0, 0}

@@ -437,7 +437,9 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                        << d.decode_row->file << ":" << d.decode_row->line
                        << "): only the wgmma kernels (mla_decode_qm_*, mla_decode_wg_*, mla_decode_ra_*) write fp32 out; "
                           "use out_dtype bf16");
-    d.grid = unsigned(a.active_clusters > 0 ? a.active_clusters : sz.num_clusters);
+    // active_clusters trims the grid, except for clusters of 2 CTAs (the pairs are CTAs k and
+    // k + grid / 2: decode_qm_tma.cuh, MLA_QM_MC)
+    d.grid = unsigned(a.active_clusters > 0 && cl == 1 ? a.active_clusters : sz.num_clusters);
     d.decode_cluster = d.grid % unsigned(cl) == 0 ? unsigned(cl) : 1u;
     d.row_tile = m;
     d.kernel_heads = hk;

@@ -67,6 +67,12 @@ TEST_CASE("active_clusters: the grid is the host plan's clusters with work, the 
     old.active_clusters = 5;
     CHECK(decode_launch(old)->grid[0] == 132);
 
+    // the bounds: 1 (one CTA; the kernel would flag the works beyond it) and num_clusters
+    c.a.active_clusters = 1;
+    CHECK(decode_launch(c.a)->grid[0] == 1);
+    c.a.active_clusters = 132;
+    CHECK(decode_launch(c.a)->grid[0] == 132);
+
     // outside 0..num_clusters: refused, nothing launched
     for (int bad : {-1, 133}) {
         INFO("active_clusters " << bad);

@@ -563,6 +563,9 @@ TEST_CASE("work_overhead_tokens: the arch's default, aiter's rule, any count", "
     CHECK(s.num_works == 256);
     CHECK(s.num_split_tiles == 0);
     CHECK(s.max_works_per_cluster == 2);
+    // two twin sections of 66 clusters, each with its last two clusters empty: the decode needs
+    // CTAs 0..129 (mla_plan_summary.active_clusters; the empty clusters 64, 65 lie before it)
+    CHECK(s.active_clusters == 130);
     mla_metadata_params q = p;
     q.work_overhead_tokens = 1024;  // the same as sm_90a's default
     CHECK(plan_of(q).num_works == 256);

@@ -191,7 +191,7 @@ def test_fused_reduction_matches_torch_float64(q_dt, kv_dt, H, qlens, ps, kv_len
 # active_clusters: a host plan leaving trailing clusters empty (5 requests on 12 clusters, and
 # 40 heads of MTP 2 in 64-row tiles) decoded on only the clusters that hold works gives the same
 # bytes as on every cluster; one cluster fewer than that leaves works out, which the kernel flags
-# (error bit 4).
+# (error value 4) and the host plan's check refuses (ValueError).
 @pytest.mark.parametrize("H,qlens,kv_lens", [(16, [1] * 5, [300, 33, 500, 0, 450]),
                                              (64, [2, 2, 2], [700, 300, 64])])
 def test_active_clusters_decode_equals_every_cluster(H, qlens, kv_lens):
@@ -205,15 +205,20 @@ def test_active_clusters_decode_equals_every_cluster(H, qlens, kv_lens):
     assert wi[act] == wi[12] and wi[act - 1] < wi[act]
     dev = {k: torch.from_numpy(p[k]).cuda() for k in ("qo", "kvi", "last", "pages")}
     runs = {}
-    for a in (0, act, act - 1):
+    # the host plan for the two valid counts; its device copy for the short one, which the host
+    # plan's check would refuse before the kernel sees it
+    for a, pl in ((0, plan), (act, plan), (act - 1, libmla.upload_plan(plan))):
         flag = torch.zeros(1, dtype=torch.int32, device="cuda")
         out, lse = libmla.decode(p["q"], p["kv"], dev["qo"], dev["kvi"], dev["pages"], dev["last"], p["L"],
-                                 plan, return_lse=True, error_flag=flag, active_clusters=a)
+                                 pl, return_lse=True, error_flag=flag, active_clusters=a)
         torch.cuda.synchronize()
         runs[a] = (out.clone(), lse.clone(), int(flag.item()))
     assert runs[0][2] == 0 and runs[act][2] == 0
     assert torch.equal(runs[act][0], runs[0][0]) and torch.equal(runs[act][1], runs[0][1])
     assert runs[act - 1][2] & 4
+    with pytest.raises(ValueError, match="active_clusters"):
+        libmla.decode(p["q"], p["kv"], dev["qo"], dev["kvi"], dev["pages"], dev["last"], p["L"], plan,
+                      active_clusters=act - 1)
 
 
 FP32_CASES = [

@@ -25,6 +25,7 @@ def test_single_cluster_plan_is_exact():
     assert plan.work_indptr.tolist() == [0, 1]
     assert plan.works().tolist() == [[0, -1, 0, 1, 0, 100, 0, 0]]
     assert plan.summary.num_split_tiles == 0 and plan.summary.num_tiles == 1
+    assert plan.summary.active_clusters == 1
     assert plan.work_metadata.dtype == np.uint64
     for name in ("work_indptr", "work_info_set", "reduce_indptr", "reduce_final_map",
                  "reduce_partial_map"):
@@ -137,6 +138,11 @@ def test_head_group_major_plan_executes_to_the_reference():
                                  page_size=ps)
     assert gm.info == aiter.info
     assert (gm.summary.num_sections, aiter.summary.num_sections) == (2, 1)  # 66 clusters per group
+    # active_clusters: 1 + the last cluster with works; every work lies before it
+    for pl in (gm, aiter):
+        a, wi = pl.summary.active_clusters, pl.work_indptr
+        assert 1 <= a <= pl.info.num_clusters and wi[a] == wi[-1] and wi[a - 1] < wi[a]
+    assert gm.summary.active_clusters > 66  # group 1's section starts at cluster 66
     first = {}
     for c in range(gm.info.num_clusters):
         for w in gm.works()[gm.work_indptr[c]:gm.work_indptr[c + 1]]:

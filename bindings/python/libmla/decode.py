@@ -294,7 +294,9 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
     None: the reducer kernel runs after the decode kernel. active_clusters: launch only that many
     of the plan's clusters (mla_decode_args.active_clusters; a host Plan's
     plan.summary.active_clusters covers every work, and leaving out the empty trailing clusters
-    saves ~0.3-0.4% of the decode's time per cluster on the H200); 0 = every cluster.
+    saves ~0.3-0.4% of the decode's time per cluster on the H200); 0 = every cluster. With a host
+    Plan a count that leaves works out raises ValueError; with a DevicePlan the kernel flags it
+    (error_flag 4).
 
     Round-robin context parallel (docs/context-parallel.md): cp_world_size W > 1 decodes rank
     cp_rank's shard (global KV position p of a request lives on rank p % W; the page table
@@ -389,6 +391,12 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
         raise ValueError(f"total_q={total_q} but q has {total} rows")
     if isinstance(plan, Plan) and int(plan.qo_indptr[-1]) != total:
         raise ValueError(f"the plan was made for {int(plan.qo_indptr[-1])} query rows, q has {total}")
+    active_clusters = as_int(active_clusters, "active_clusters")
+    if isinstance(plan, Plan) and active_clusters > 0:  # the host plan says which clusters hold works
+        wi = plan.work_indptr
+        if active_clusters >= len(wi) or int(wi[active_clusters]) != int(wi[-1]):
+            raise ValueError(f"active_clusters={active_clusters} leaves works of the plan out "
+                             f"(plan.summary.active_clusters is {plan.summary.active_clusters})")
 
     kv_stride_page = 0
     if ka.shape is not None:
@@ -539,7 +547,7 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
         error_flag=ef.ptr if ef is not None else None, g_kv_indptr=g_ptr, cp_world_size=W,
         cp_rank=cp_rank if W > 1 else 0, out_dtype=T.DType.FP32 if od == "fp32" else T.DType.BF16,
         tile_counters=tc.ptr if tc is not None else None, tile_counters_len=tc_len,
-        active_clusters=int(active_clusters))
+        active_clusters=active_clusters)
     _lib.check(_lib.load().mla_decode_fwd(ctx.handle, ctypes.byref(args), s))
     if use_torch and keep:
         # Temporaries (scales, workspace) must outlive the kernels: tell the caching allocator.

@@ -16,7 +16,8 @@
  * never read: it counts as a masked key (it gets no weight). */
 #define MLA_DECODE_ERR_PAGE_ID 1      /* page id outside [0, num_pages)                        */
 #define MLA_DECODE_ERR_PAGE_INDEX 2   /* page-table index outside kv_page_indices / block_table */
-#define MLA_DECODE_ERR_PLAN 4         /* a work item that does not fit the kernel (rows > M)    */
+#define MLA_DECODE_ERR_PLAN 4         /* a work item that does not fit the kernel (rows > M), or
+                                       * works beyond the grid (mla_decode_args.active_clusters) */
 #define MLA_DECODE_ERR_SMEM 8         /* launched with less dynamic shared memory than needed  */
 
 struct mla_decode_params {
