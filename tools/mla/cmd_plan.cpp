@@ -177,7 +177,8 @@ int cmd_plan(int argc, char** argv) {
     else
         std::printf("layout          aiter's order (request by request)%s\n",
                     p.head_group_major ? "; head-group-major changes nothing here" : "");
-    std::printf("clusters        %d (%d with work)\n", C, busy);
+    std::printf("clusters        %d (%d with work; a decode launches %d CTAs with active_clusters)\n", C, busy,
+                s.active_clusters);
     std::printf("works           %d (per cluster min %d, mean %.2f, max %d)\n", s.num_works,
                 C ? wmin : 0, C ? double(s.num_works) / C : 0.0, wmax);
     std::printf("qo tiles        %d (%d split over several clusters)\n", s.num_tiles,
