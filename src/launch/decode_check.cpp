@@ -280,7 +280,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                                                        << " qo tiles (mla_metadata_sizes.reduce_indptr_len - 1)");
     }
     // active_clusters: launch only the clusters that hold works (the kernel checks that none
-    // beyond them does: mla_dec::check_active_clusters)
+    // beyond them does: mla_dec::kernel_start)
     MLA_CHECK_ARG(a.active_clusters >= 0 && a.active_clusters <= sz.num_clusters,
                   where << "active_clusters " << a.active_clusters << " outside 0.." << sz.num_clusters
                         << " (0 = every one of the plan's num_clusters; mla_plan_summary.active_clusters)");

@@ -245,9 +245,10 @@ int cmd_run(int argc, char** argv) {
             std::fprintf(stderr, "mla run: %s\n", run.error.c_str());
             return 1;
         }
-        std::printf("  plan: %d works on %d clusters, %d of %d tiles split, max %d works per cluster; %d CTAs launched\n",
+        std::printf("  plan: %d works on %d clusters, %d of %d tiles split, max %d works per cluster; active_clusters %d "
+                    "passed (0: every cluster)\n",
                     run.summary.num_works, run.sizes.num_clusters, run.summary.num_split_tiles, run.summary.num_tiles,
-                    run.summary.max_works_per_cluster, run.args.active_clusters > 0 ? run.args.active_clusters : run.sizes.num_clusters);
+                    run.summary.max_works_per_cluster, run.args.active_clusters);
         if (flag) {
             std::printf("  device error flag %d\n", flag);
             status = 1;

@@ -164,11 +164,15 @@ __device__ __forceinline__ Scales decode_scales(const mla_decode_params& p) {
     return {kvsc, p.softmax_scale * qsc * kvsc * kLog2e};
 }
 
-// Every decode kernel, first thing after griddepcontrol.wait: with a grid smaller than the plan's
-// clusters (mla_decode_args.active_clusters), no work may lie in the clusters beyond it, or its
-// rows would never be written. The last CTA's thread 0 compares work_indptr at the grid's end and
-// at num_clusters and flags MLA_DECODE_ERR_PLAN when they differ.
-__device__ __forceinline__ void check_active_clusters(const mla_decode_params& p) {
+// Every decode kernel's first steps (both kernel macros: MLA_DECODE_KERNEL below, decode_wgmma.cuh's
+// MLA_DECODE_SM90_KERNEL_T). It waits for the grids ahead of it in the stream
+// (griddepcontrol.wait; at once after a plain launch), so that it may be launched as a
+// programmatic dependent launch, and it reads nothing before their writes are visible. Then, with
+// a grid smaller than the plan's clusters (mla_decode_args.active_clusters), no work may lie in
+// the clusters beyond it, or its rows would never be written: the last CTA's thread 0 compares
+// work_indptr at the grid's end and at num_clusters and flags MLA_DECODE_ERR_PLAN when they differ.
+__device__ __forceinline__ void kernel_start(const mla_decode_params& p) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
     if (threadIdx.x == 0 && blockIdx.x == gridDim.x - 1 && p.num_clusters > int(gridDim.x) && p.error_flag &&
         p.work_indptr[gridDim.x] != p.work_indptr[p.num_clusters])
         atomicOr(p.error_flag, MLA_DECODE_ERR_PLAN);
@@ -542,13 +546,12 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
 }  // namespace mla_dec
 
 // Defines the extern "C" kernel mla_decode_<QN>_<KVN>_m<M>; like the wgmma kernels it first
-// waits for the grids ahead of it (griddepcontrol.wait), so launch_pdl 1 is safe on its rows too,
+// waits for the grids ahead of it (mla_dec::kernel_start), so launch_pdl 1 is safe on its rows too,
 // and it does not trigger its dependents early (decode_wgmma.cuh says why that matters).
 #define MLA_DECODE_KERNEL(QN, KVN, Q8, KV8, M)                                                   \
     extern "C" __global__ void __launch_bounds__(mla_dec::Cfg<M, KV8>::THREADS, 1)                \
         mla_decode_##QN##_##KVN##_m##M(const __grid_constant__ mla_decode_params p) {              \
         extern __shared__ __align__(128) char smem[];                                             \
-        asm volatile("griddepcontrol.wait;" ::: "memory");                                         \
-        mla_dec::check_active_clusters(p);                                                        \
+        mla_dec::kernel_start(p);                                                                 \
         mla_dec::decode_kernel_body<M, Q8, KV8>(p, smem);                                         \
     }

@@ -84,7 +84,7 @@ struct mla_decode_params {
     int32_t* tile_counters;         /* [reduce.num_tiles] or NULL                               */
     /* The plan's clusters (work_indptr has num_clusters + 1 entries). The grid may be smaller
      * (mla_decode_args.active_clusters): every kernel's last CTA then checks that no work lies
-     * beyond it (mla_dec::check_active_clusters; MLA_DECODE_ERR_PLAN otherwise). */
+     * beyond it (mla_dec::kernel_start; MLA_DECODE_ERR_PLAN otherwise). */
     int32_t num_clusters;
 };
 

@@ -241,7 +241,7 @@ __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, c
 // Defines extern "C" kernel NAME of the wgmma families: 256 threads, one CTA per SM, dynamic
 // shared memory 1024-byte aligned (the swizzle atoms; launch_ok checks it), running
 // BODY(p, smem) (a template instance, hence variadic). The kernel first waits for the grids
-// ahead of it in the stream (griddepcontrol.wait; at once after a plain launch), so it may be
+// ahead of it in the stream (mla_dec::kernel_start: griddepcontrol.wait, at once after a plain launch), so it may be
 // launched as a programmatic dependent launch (mla_decode.csv launch_pdl 1): its CTAs become
 // resident while the kernel ahead finishes, and read nothing before that kernel's writes are
 // visible. No decode kernel triggers its dependents early (griddepcontrol.launch_dependents):
@@ -253,8 +253,7 @@ __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, c
     extern "C" __global__ void __launch_bounds__(THREADS, 1)                                      \
         NAME(const __grid_constant__ mla_decode_params p) {                                       \
         extern __shared__ __align__(1024) char smem[];                                            \
-        asm volatile("griddepcontrol.wait;" ::: "memory");                                         \
-        mla_dec::check_active_clusters(p);                                                        \
+        mla_dec::kernel_start(p);                                                                 \
         __VA_ARGS__(p, smem);                                                                     \
     }
 
