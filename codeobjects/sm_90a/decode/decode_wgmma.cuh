@@ -23,6 +23,7 @@
 #include "decode/decode_wg_pp.cuh"      // and through it wg_tile.cuh, kv_load.cuh, wg_common.cuh
 #include "decode/decode_wg_xwork.cuh"   // the 16-row TMA body with the pipeline across works (MLA_WG_XWORK)
 #include "decode/fused_reduce.cuh"
+#include "decode/trace.cuh"        // the MLA_WG_TRACE measurement hook (no code when 0)
 
 namespace mla_wg {
 
@@ -77,11 +78,14 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         mla_dec::Work w;
         if (!mla_dec::load_work(p, wi, N, w)) continue;
         const int n_tiles = w.tiles(kTN);
+        [[maybe_unused]] const bool tr = MLA_WG_TRACE && wi == w_begin;  // (MLA_WG_TRACE: stamps of the first work)
+        MLA_TRACE(tr && tid == 0, 2);
 
         fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
         __syncthreads();  // the previous work's epilogue is done with shared memory (and mbarrier init)
         if constexpr (kFused) mla_dec::fused_prefetch(p, fpend, n_pend, wi, w);  // (before load_q's commit)
         load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
+        MLA_TRACE(tr && tid == 0, 3);
 
         // ---- KV tiles: ring slot tile % STAGES ----
         auto issue_pf = [&](int tile, const PagePrefetch& pg) {
@@ -102,6 +106,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             pg.fetch(p, w, s, n_tiles, tid >> 2, (tid & 3) == 0);
             issue_pf(s, pg);
         }
+        MLA_TRACE(tr && tid == 0, 4);
         // decoupled warpgroups (MLA_WG_DEC): warpgroup 1 issues tiles 2, 3, ... with 2 threads per token
         // (not under the MLA_WG_NOLOAD hook: there warpgroup 0 would not wait for warpgroup 1's
         // tiles, and could arrive on an EMPTY id twice before warpgroup 1 syncs on it)
@@ -115,6 +120,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             fence_proxy_async();
             __syncthreads();
         }
+        MLA_TRACE(tr && tid == 0, 5);
 
         // ---- per-thread state of the MMA warpgroups: columns (query rows) 8 j + 2 (lane & 3) + e ----
         float m_run[NI], l_run[NI], o[8][NR];
@@ -138,11 +144,14 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                         issue_tile_tma_wg(p, w, tile + C::STAGES, n_tiles, sbase + C::OFF_KV + stage * kTile,
                                           tokok + stage * kTN, bar0 + 8 * stage, pf, wt);
                         pf.fetch(p, w, tile + C::STAGES + 1, n_tiles, wt >> 1, (wt & 1) == 0);
+                        MLA_TRACE(tr && wt == 0 && tile < 8, 30 + tile);
                     }
                     continue;
                 }
                 mbar_wait(bar0 + 8 * stage, (phase >> stage) & 1);  // the tile's boxes landed
                 phase ^= 1u << stage;
+                MLA_TRACE(tr && tid == 0 && tile < 8, 6 + tile);
+                MLA_TRACE(tr && tid == 0 && tile == n_tiles - 1, 22);
                 kt_off = C::OFF_KV + stage * kTile;
                 // rows flagged 0 (past the work's end, a bad page) hold whatever the slot held: their V
                 // columns are zeroed (every warp sees all 64 flags: the branch is uniform)
@@ -177,6 +186,8 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             if (mma && !(MLA_WG_ABLATE & 4))
                 tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ,
                                 tokok + stage * kTN, w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
+            MLA_TRACE(tr && tid == 0 && tile < 8, 14 + tile);
+            MLA_TRACE(tr && tid == 0 && tile == n_tiles - 1, 23);
             if (MLA_WG_SPIN && mma) spin_clocks(MLA_WG_SPIN);
             if (dec) {
                 if (tile + C::STAGES < n_tiles) {
@@ -190,6 +201,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         }
         cp_wait<0>();
         __syncthreads();  // every MMA done; the ring is idle and becomes the output staging
+        MLA_TRACE(tr && tid == 0, 24);
 
         // ---- epilogue: o = O / l * kv_scale (0 if no key), lse = (m + log2 l) ln 2 ----
         float* obuf = reinterpret_cast<float*>(smem + C::OFF_KV);  // [N][kOPitch]
@@ -216,8 +228,20 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 }
             }
         }
+        MLA_TRACE(tr && tid == 0, 25);
         __syncthreads();  // staged output visible
         if (!(MLA_WG_ABLATE & (8 | 16))) store_rows(p, w, obuf, tid);
+        MLA_TRACE(tr && tid == 0, 26);
+#if MLA_WG_TRACE
+        if (tr) {  // over the first bytes of the work's first output row (trace.cuh)
+            __syncthreads();
+            const int Hk = p.kernel_heads;
+            char* dst = w.pql >= 0 ? reinterpret_cast<char*>(p.partial_out + (int64_t)out_pql(w) * Hk * kDV)
+                                   : static_cast<char*>(p.out) + 2 * ((int64_t)out_token(w, 0) * p.out_stride_token +
+                                                                      (int64_t)(w.g * Hk) * p.out_stride_head);
+            mla_trace::dump(reinterpret_cast<unsigned long long*>(dst), n_tiles, w_end - w_begin);
+        }
+#endif
         if constexpr (kFused) mla_dec::fused_note(p, fpend, n_pend, wi, w);
     }
     if constexpr (kFused) n_pend = mla_dec::fused_flush(p, fpend, n_pend);
@@ -247,13 +271,23 @@ __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, c
 // visible. No decode kernel triggers its dependents early (griddepcontrol.launch_dependents):
 // the whole-tile reducer (reduce/mla_reduce.cu) reads the plan before its own wait, which is safe
 // only while the reducer's grid starts after every decode CTA has passed this wait.
+// Measurement hook -DMLA_DEC_TMAP_PF=1 (0 shipped): thread 0 prefetches the KV tensor map
+// (prefetch.tensormap) before the grid dependency wait (the map is a kernel parameter, which no
+// earlier grid writes), so that the first TMA of the CTA does not fetch the descriptor itself.
+#ifndef MLA_DEC_TMAP_PF
+#define MLA_DEC_TMAP_PF 0
+#endif
 #define MLA_DECODE_SM90_KERNEL(NAME, ...) MLA_DECODE_SM90_KERNEL_T(NAME, 256, __VA_ARGS__)
 // The same with THREADS threads (the three-warpgroup fp8 qm kernel: 384, decode_qm8_ws.cuh).
 #define MLA_DECODE_SM90_KERNEL_T(NAME, THREADS, ...)                                              \
     extern "C" __global__ void __launch_bounds__(THREADS, 1)                                      \
         NAME(const __grid_constant__ mla_decode_params p) {                                       \
         extern __shared__ __align__(1024) char smem[];                                            \
+        MLA_TRACE_BEGIN();                                                                        \
+        if (MLA_DEC_TMAP_PF && threadIdx.x == 0 && p.kv_tma)                                      \
+            asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(p.kv_tmap)) : "memory"); \
         mla_dec::kernel_start(p);                                                                 \
+        MLA_TRACE(threadIdx.x == 0, 1);                                                           \
         __VA_ARGS__(p, smem);                                                                     \
     }
 

@@ -184,26 +184,32 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_wide_bf16(const __g
     __shared__ float s_w[kChunk];         // its lse_k, then its weight exp(lse_k - lse*) (0 if not finite)
     __shared__ float4 s_acc[kWarps][32];  // the warps' column sums
     __shared__ float s_m[kWarps], s_s[kWarps];
-    wait_for_decode();
-    const int tile = blockIdx.x;
-    if (tile >= p.num_tiles || blockDim.x != 32 * kWarps) return;
-    // the first loads depend on nothing but the tile: issued together, before any branch on them
-    const int f0 = p.reduce_indptr[tile], f1 = p.reduce_indptr[tile + 1];
-    const int qs = p.reduce_final_map[2 * tile], qe = p.reduce_final_map[2 * tile + 1];
-    const int qo0 = p.qo_indptr[0], qo1 = p.qo_indptr[1];
-    if (f1 <= f0) return;  // unsplit tile: the decode kernel wrote it
+    // The plan is read before the wait (the decode kernel does not write it: reduce_split_tile,
+    // split_tile.cuh, says why that is safe), the partials after it; every thread waits, so this
+    // grid completes only after the decode grid (mla_reduce_tiles_bf16's closing comment).
+    const int tile = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int Hk = p.kernel_heads;
-    const int u = blockIdx.y;  // unit (row, head, quarter): every early return is CTA-uniform
-    if (u >= (qe - qs) * Hk * 4) return;
+    const int u = blockIdx.y;  // unit (row, head, quarter): `live` is CTA-uniform
+    bool live = tile < p.num_tiles && blockDim.x == 32 * kWarps;
+    int f0 = 0, f1 = 0, qs = 0, qe = 0, qo0 = 0, qo1 = 0;
+    if (live) {  // the first loads depend on nothing but the tile: issued together
+        f0 = p.reduce_indptr[tile], f1 = p.reduce_indptr[tile + 1];
+        qs = p.reduce_final_map[2 * tile], qe = p.reduce_final_map[2 * tile + 1];
+        qo0 = p.qo_indptr[0], qo1 = p.qo_indptr[1];
+    }
+    live = live && f1 > f0 && u < (qe - qs) * Hk * 4;  // (unsplit tile: the decode kernel wrote it)
     const int quarter = u & 3, i = (u >> 2) / Hk, h = (u >> 2) % Hk;
-    int b, t, g;
-    if (!row_of(p, qs + i, qo0, qo1, b, t, g)) return;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    int b = 0, t = 0, g = 0;
+    live = live && row_of(p, qs + i, qo0, qo1, b, t, g);
+    // blockDim.x == kChunk: thread tid's first fragment is chunk slot tid; its partial row
+    const int64_t prow0 = live && f0 + tid < f1 ? ((int64_t)p.reduce_partial_map[f0 + tid] + i) * Hk + h : -1;
+    wait_for_decode();
+    if (!live) return;
 
     // pass 1: lse* over every fragment; the first chunk's rows and lse_k stay in shared memory
     float m = -INFINITY, s = 0.f;
-    if (f0 + tid < f1) {  // blockDim.x == kChunk: thread tid's first fragment is chunk slot tid
-        const int64_t prow = ((int64_t)p.reduce_partial_map[f0 + tid] + i) * Hk + h;
+    if (prow0 >= 0) {
+        const int64_t prow = prow0;
         const float x = p.partial_lse[prow];
         s_row[tid] = prow;
         s_w[tid] = x;

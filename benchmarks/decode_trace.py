@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Where a short work's time goes: runs libmla's decode on a built-in bf16 shape with a code-object
+directory whose 16-row wgmma cubin was built with -DMLA_WG_TRACE=1 (codeobjects/sm_90a/decode/
+trace.cuh), and prints, per stamp, when the CTAs reached it. Not part of libmla; results of a trace
+build are wrong by design (the stamps overwrite each CTA's first output row).
+
+  MLA_CODEOBJECT_DIR=build-var/s25/trace/codeobjects LIBMLA_PATH=build-lead/src/libmla.so.0 \\
+  PYTHONPATH=bindings/python python3 benchmarks/decode_trace.py --batch 1 --kv-len 32768
+
+Each call runs after a 256 MB L2 flush (as `mla bench` times); the last of --iters calls is read.
+Times are µs from the first CTA's entry (%globaltimer), over the CTAs: median [min, max]; and
+within each CTA from its own entry by clock64 (converted with the CTA's own clock rate)."""
+import argparse
+import statistics
+
+import numpy as np
+import torch
+
+import libmla
+
+KN = 40
+NAMES = {0: "entry", 1: "grid wait done", 2: "work record read", 3: "Q copies issued",
+         4: "first tiles issued", 5: "Q visible", 22: "last tile landed", 23: "last tile MMAs done",
+         24: "epilogue start", 25: "output staged", 26: "output stored"}
+for k in range(8):
+    NAMES[6 + k] = f"tile {k} landed"
+    NAMES[14 + k] = f"tile {k} MMAs done"
+    NAMES[30 + k] = f"wg1 issued tile {k + 2}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--kv-len", type=int, default=32768)
+    ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--clusters", type=int, default=0, help="plan clusters (0 = the GPU's SMs)")
+    ap.add_argument("--per-cta", action="store_true", help="also print every CTA's record")
+    a = ap.parse_args()
+    B, N, H, ps = a.batch, a.kv_len, a.heads, 64
+    sms = a.clusters or torch.cuda.get_device_properties(0).multi_processor_count
+    npg = (N + ps - 1) // ps
+    qo = np.arange(B + 1, dtype=np.int32)
+    kvi = (np.arange(B + 1) * npg).astype(np.int32)
+    last = np.full(B, N - (npg - 1) * ps, np.int32)
+    g = torch.Generator().manual_seed(1)
+    num_pages = B * npg
+    pages = torch.randperm(num_pages, generator=g).to(torch.int32)
+    q = (torch.randn((B, H, 576), generator=g) * 0.5).to(torch.bfloat16).cuda()
+    kv = (torch.randn((num_pages, ps, 1, 576), generator=g) * 0.5).to(torch.bfloat16).cuda()
+    plan = libmla.plan_metadata(qo, kvi, last, H, arch="sm_90a", num_clusters=sms, page_size=ps,
+                                causal=True, head_group_major=True)
+    dev = {k: torch.from_numpy(v).cuda() for k, v in (("qo", qo), ("kvi", kvi), ("last", last))}
+    dev["pages"] = pages.cuda()
+    ws = torch.zeros(plan.info.workspace_bytes, dtype=torch.uint8, device="cuda")
+    out = torch.empty((B, H, 512), dtype=torch.bfloat16, device="cuda")
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    active = plan.summary.active_clusters
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+    times = []
+    for _ in range(a.iters):
+        flush.zero_()
+        ev[0].record()
+        libmla.decode(q, kv, dev["qo"], dev["kvi"], dev["pages"], dev["last"], 1, plan, out=out,
+                      workspace=ws, active_clusters=active)
+        ev[1].record()
+        torch.cuda.synchronize()
+        times.append(ev[0].elapsed_time(ev[1]) * 1e3)
+    works = plan.works()
+    wptr = plan.work_indptr
+    Hk = H  # s_q 1, 16 heads: one head group
+    wsb = ws.cpu().numpy()
+    outb = out.view(torch.uint8).cpu().numpy().reshape(B, H * 1024)
+    recs = []
+    for c in range(active):
+        if wptr[c + 1] <= wptr[c]:
+            continue
+        wi = wptr[c]
+        pql, tok = works[wi][1], works[wi][2]
+        if pql >= 0:
+            raw = wsb[pql * Hk * 512 * 4:][:(2 * KN + 3) * 8]
+        else:
+            raw = outb[tok][:(2 * KN + 3) * 8]
+        r = raw.view(np.uint64).astype(np.int64)
+        recs.append((c, r))
+    t0 = min(int(r[0]) for _, r in recs)
+    print(f"b {B} s_k {N} h {H}: {plan.num_works} works on {active} of {sms} clusters; "
+          f"end to end (events, flushed) median {statistics.median(times):.1f} us over {a.iters}: "
+          + " ".join(f"{t:.1f}" for t in times))
+    print(f"CTAs traced {len(recs)}; tiles a work: {sorted(set(int(r[2 * KN + 1]) for _, r in recs))}; "
+          f"works a CTA: {sorted(set(int(r[2 * KN + 2]) for _, r in recs))}")
+    rates = []
+    for _, r in recs:
+        dn, dc = int(r[26]) - int(r[0]), int(r[KN + 26]) - int(r[KN + 0])
+        if dn > 0 and r[26] != 0:
+            rates.append(dc / dn)
+    ghz = statistics.median(rates) if rates else float("nan")
+    print(f"SM clock from the CTAs' own clocks: {ghz:.3f} GHz (median)")
+    print(f"{'stamp':<26} {'from first entry (globaltimer, us)':>40}   {'from own entry (clock64, us)':>34}  CTAs")
+    for i in sorted(NAMES):
+        g = [(int(r[i]) - t0) / 1e3 for _, r in recs if r[i] != 0]
+        own = [(int(r[KN + i]) - int(r[KN])) / ghz / 1e3 for _, r in recs if r[i] != 0]
+        if not g:
+            continue
+        print(f"{i:>2} {NAMES[i]:<23} {statistics.median(g):10.2f} [{min(g):8.2f}, {max(g):8.2f}]"
+              f"          {statistics.median(own):10.2f} [{min(own):8.2f}, {max(own):8.2f}]  {len(g)}")
+    if a.per_cta:
+        for c, r in recs:
+            print(f"cta {c} sm {int(r[2 * KN])}: " + " ".join(
+                f"{i}:{(int(r[i]) - t0) / 1e3:.2f}" for i in sorted(NAMES) if r[i] != 0))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+// trace.cuh - measurement hook -DMLA_WG_TRACE=1 (0 shipped: no code, the SASS unchanged): time
+// stamps of one CTA's first work in the shared-ring body (decode_wgmma.cuh), to place where a
+// short work's time goes (session 25: b = 1 and b = 64 run ~10 µs beyond their bytes). Results are
+// then wrong: after the work's output is stored, thread 0 writes the stamps over the first bytes
+// of the work's first output row (head 0 of its partial row when split, of its bf16 `out` row
+// otherwise), which benchmarks/decode_trace.py reads back.
+//
+// Record (uint64 words): [0, kN) %globaltimer in ns at stamp i (0: not reached), [kN, 2 kN) clock64
+// at stamp i; word 2 kN: %smid, 2 kN + 1: the work's tiles, 2 kN + 2: the CTA's works. Stamps
+// (thread 0 = warpgroup 0's first thread unless said): 0 kernel entry, 1 after the grid
+// dependency wait (mla_dec::kernel_start), 2 after the first work's record (load_work), 3 Q's
+// copies issued, 4 the first tiles issued, 5 Q visible (the barrier after it), 6 + k tile k landed
+// (k < 8), 14 + k tile k's MMAs done (k < 8), 22 the last tile landed, 23 its MMAs done, 24 the
+// epilogue's start, 25 the output staged, 26 the output stored (this thread's share), 30 + k
+// warpgroup 1 (thread 128) issued tile k + 2 (k < 8).
+#pragma once
+#include <stdint.h>
+
+#ifndef MLA_WG_TRACE
+#define MLA_WG_TRACE 0
+#endif
+
+#if MLA_WG_TRACE
+namespace mla_trace {
+constexpr int kN = 40;
+__shared__ unsigned long long s_ns[kN];
+__shared__ long long s_clk[kN];
+
+__device__ __forceinline__ void stamp(int i) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
+    s_ns[i] = t;
+    s_clk[i] = clock64();
+}
+// Thread 0 at kernel entry: clears the record, then stamps 0.
+__device__ __forceinline__ void begin() {
+    if (threadIdx.x != 0) return;
+    for (int i = 0; i < kN; ++i) s_ns[i] = 0, s_clk[i] = 0;
+    stamp(0);
+}
+// Thread 0 writes the record to dst (after a barrier that follows the work's stores).
+__device__ __forceinline__ void dump(unsigned long long* dst, int tiles, int works) {
+    if (threadIdx.x != 0) return;
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    for (int i = 0; i < kN; ++i) dst[i] = s_ns[i], dst[kN + i] = (unsigned long long)s_clk[i];
+    dst[2 * kN] = smid;
+    dst[2 * kN + 1] = (unsigned long long)tiles;
+    dst[2 * kN + 2] = (unsigned long long)works;
+}
+}  // namespace mla_trace
+#define MLA_TRACE_BEGIN() mla_trace::begin()
+#define MLA_TRACE(cond, i)             \
+    do {                               \
+        if (cond) mla_trace::stamp(i); \
+    } while (0)
+#else
+#define MLA_TRACE_BEGIN() ((void)0)
+#define MLA_TRACE(cond, i) ((void)0)
+#endif
