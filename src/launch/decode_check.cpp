@@ -532,6 +532,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     p.out_fp32 = out32 ? 1 : 0;
     p.tile_counters = d.fused_reduce ? a.tile_counters : nullptr;
     p.num_clusters = sz.num_clusters;  // the grid may be fewer (active_clusters)
+    p.work_rows = int32_t(std::min<int64_t>(sz.work_info_set_rows, INT32_MAX));
     // TMA boxes of min(page_size, 64) rows from page size MLA_KV_TMA_MIN_PAGE (8) on, and a cache
     // of at least one page (boxes of 1-4 rows land correctly too, the swizzle following the shared
     // address, but at page 1 a tile's 576 one-row boxes are 79% slower than cp.async: session

@@ -123,15 +123,14 @@ struct Work {
     }
 };
 
-// Reads work item wi of the plan (plan-layout.md): request b and head group g of the folded
-// pseudo-request, first token t0, row count, and the work's token range [tok_begin, tok_end) of
-// the request's N_b = n_kv tokens. Returns false (after flagging MLA_DECODE_ERR_PLAN) for a work
-// whose rows do not fit a tile of max_rows rows; every kernel then skips it.
-__device__ __forceinline__ bool load_work(const mla_decode_params& p, int wi, int max_rows,
-                                          Work& w) {
+// load_work reads work item wi of the plan (plan-layout.md): request b and head group g of the
+// folded pseudo-request, first token t0, row count, and the work's token range [tok_begin,
+// tok_end) of the request's N_b = n_kv tokens. Returns false (after flagging MLA_DECODE_ERR_PLAN)
+// for a work whose rows do not fit a tile of max_rows rows; every kernel then skips it.
+// load_work_rec does the same from the record's two halves (dw 0-3, 4-7), already loaded.
+__device__ __forceinline__ bool load_work_rec(const mla_decode_params& p, int4 wa, int4 wb, int max_rows,
+                                              Work& w) {
     const int Hk = p.kernel_heads, r = p.qk_batch_ratio, psl = p.page_size_log2;
-    const int4 wa = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)wi);
-    const int4 wb = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)wi + 4);
     w.b = wa.x / r;
     w.g = wa.x % r;
     w.pql = wa.y;
@@ -150,6 +149,11 @@ __device__ __forceinline__ bool load_work(const mla_decode_params& p, int wi, in
     }
     if (w.tok_begin < 0) w.tok_begin = 0;
     return true;
+}
+__device__ __forceinline__ bool load_work(const mla_decode_params& p, int wi, int max_rows, Work& w) {
+    const int4 wa = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)wi);
+    const int4 wb = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)wi + 4);
+    return load_work_rec(p, wa, wb, max_rows, w);
 }
 
 // The kernels' scales (every decode body): kvsc the KV cache's dequantisation scale (*p.kv_scale,

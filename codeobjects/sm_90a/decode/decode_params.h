@@ -86,6 +86,10 @@ struct mla_decode_params {
      * (mla_decode_args.active_clusters): every kernel's last CTA then checks that no work lies
      * beyond it (mla_dec::kernel_start; MLA_DECODE_ERR_PLAN otherwise). */
     int32_t num_clusters;
+    /* Rows of work_info_set (mla_metadata_sizes.work_info_set_rows, which the caller's buffer has
+     * at least): a kernel may read row c < work_rows before it knows that it is one of its works
+     * (the -DMLA_WG_FASTSTART hook: the record of work c read together with work_indptr[c]). */
+    int32_t work_rows;
 };
 
 #ifdef __cplusplus

@@ -73,12 +73,30 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
 
     __shared__ mla_dec::FusedPending fpend;  // kFused: split works to count in (fused_reduce.cuh)
     int n_pend = 0;
+    // (MLA_WG_FASTSTART: the record of work blockIdx.x, a guess at the first work, read together)
+    const bool fast = MLA_WG_FASTSTART && (int)blockIdx.x < p.work_rows;
+    int4 fa = make_int4(0, 0, 0, 0), fb = fa;
+    if (fast) {
+        fa = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)blockIdx.x);
+        fb = *reinterpret_cast<const int4*>(p.work_info_set + 8 * (int64_t)blockIdx.x + 4);
+    }
     const int w_begin = p.work_indptr[blockIdx.x], w_end = p.work_indptr[blockIdx.x + 1];
     for (int wi = w_begin; wi < w_end; ++wi) {
         mla_dec::Work w;
-        if (!mla_dec::load_work(p, wi, N, w)) continue;
+        // the fast start's first tiles: this thread's token's page of tile s, read with the
+        // record's lookups (-1: not read; index fidx[s] of the CSR page table)
+        int fpg[C::STAGES], fidx[C::STAGES];
+        const bool fr = fast && wi == (int)blockIdx.x, fw = fr && p.block_table_stride == 0;
+        if (fw) {
+#pragma unroll
+            for (int s = 0; s < C::STAGES; ++s) {
+                fidx[s] = fb.x + ((s * kTN + (tid >> 2)) >> p.page_size_log2);
+                fpg[s] = fidx[s] >= 0 && fidx[s] < p.num_page_indices ? p.page_table[fidx[s]] : -1;
+            }
+        }
+        if (!(fr ? mla_dec::load_work_rec(p, fa, fb, N, w) : mla_dec::load_work(p, wi, N, w))) continue;
         const int n_tiles = w.tiles(kTN);
-        [[maybe_unused]] const bool tr = MLA_WG_TRACE && wi == w_begin;  // (MLA_WG_TRACE: stamps of the first work)
+        [[maybe_unused]] const bool tr = MLA_WG_TRACE && N == 16 && wi == w_begin;  // (MLA_WG_TRACE: the 16-row first work)
         MLA_TRACE(tr && tid == 0, 2);
 
         fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
@@ -103,7 +121,11 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         for (int s = 0; s < C::STAGES; ++s) {
             if (s >= ahead) break;
             PagePrefetch pg;
-            pg.fetch(p, w, s, n_tiles, tid >> 2, (tid & 3) == 0);
+            const int j = w.tok_begin + s * kTN + (tid >> 2);
+            if (fw && fidx[s] == w.kvi_b + (j >> p.page_size_log2) && fpg[s] >= 0)
+                pg.page = s < n_tiles && j < w.tok_end ? fpg[s] : -1;  // (the fast start's read)
+            else
+                pg.fetch(p, w, s, n_tiles, tid >> 2, (tid & 3) == 0);
             issue_pf(s, pg);
         }
         MLA_TRACE(tr && tid == 0, 4);
@@ -152,6 +174,8 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 phase ^= 1u << stage;
                 MLA_TRACE(tr && tid == 0 && tile < 8, 6 + tile);
                 MLA_TRACE(tr && tid == 0 && tile == n_tiles - 1, 22);
+                if (MLA_WG_LATE_TRIG && tid == 0 && wi == w_end - 1 && tile == n_tiles - 1)
+                    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
                 kt_off = C::OFF_KV + stage * kTile;
                 // rows flagged 0 (past the work's end, a bad page) hold whatever the slot held: their V
                 // columns are zeroed (every warp sees all 64 flags: the branch is uniform)
