@@ -57,24 +57,29 @@
 #define MLA_WG_TMA_ONLY 0
 #endif
 
-// Fast start (session 25; the ring body's first work of a CTA, shipped 0 until measured): the
-// record of work blockIdx.x is read together with work_indptr (it is the CTA's first work in a
-// plan of one work a cluster; p.work_rows bounds the guess), and the pages of the first tiles
-// (CSR page tables) together with the record's request lookups, from the record's kv_start, so
-// the first TMA issues two dependent L2 misses earlier (the trace of session 25 call 1: the
-// grid wait to the first tiles' issue took ~4 µs of four dependent misses).
+// Fast start (session 25; the ring body's first work of a CTA; shipped 1): the record of work
+// blockIdx.x is read together with work_indptr (it is the CTA's first work in a plan of one work
+// a cluster; p.work_rows bounds the guess), and the pages of the first tiles (CSR page tables)
+// together with the record's request lookups, from the record's kv_start. Measured (performance.md,
+// session 25 calls 2-3): the first TMA issues 0.35-0.7 µs earlier, not the two ~0.85 µs misses
+// expected, since the start's ~3.6 µs are not its data misses alone; with the late trigger below,
+// -0.5 to -2.1 µs end to end on the rows with one work a CTA.
 #ifndef MLA_WG_FASTSTART
-#define MLA_WG_FASTSTART 0
+#define MLA_WG_FASTSTART 1
 #endif
 
-// Late trigger (session 25, the ring body's decoupled path; shipped 0 until measured): the MMA
-// warpgroup's thread 0 triggers the dependent launch (griddepcontrol.launch_dependents) once the
-// CTA's last tile has landed, so the reducer grid is scheduled during the CTAs' last MMAs and
-// epilogues instead of after the last CTA exits. Safe for the reducers' plan reads before their
-// own wait (mla_reduce.cu): every CTA triggers after its grid dependency wait. (Session 5
-// triggered at every CTA's start: b = 1 +1.6 µs, the reducer's CTAs resident beside the decode.)
+// Late trigger (session 25, the ring body's decoupled path, i.e. the 16-row bf16 kernels; shipped
+// 1): the MMA warpgroup's thread 0 triggers the dependent launch (griddepcontrol.launch_dependents)
+// once the CTA's last tile has landed, so the reducer grid is scheduled during the CTAs' last MMAs
+// and epilogues instead of after the last CTA exits. Safe for the reducers' plan reads before
+// their own wait (mla_reduce.cu): every CTA triggers after its grid dependency wait. A kernel the
+// caller launches programmatically after the decode may then start early too, as programmatic
+// launches allow; it must wait (griddepcontrol.wait) before it reads the decode's output.
+// Measured (session 25 call 2): b 64 -1.0 µs, main job -1.4 (the whole-tile reducer's launch and
+// check overlapped), b 1 -0.1. (Session 5 triggered at every CTA's start: b = 1 +1.6 µs, the
+// reducer's CTAs resident beside the decode.)
 #ifndef MLA_WG_LATE_TRIG
-#define MLA_WG_LATE_TRIG 0
+#define MLA_WG_LATE_TRIG 1
 #endif
 
 namespace mla_wg {
