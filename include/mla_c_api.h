@@ -957,7 +957,12 @@ typedef struct mla_decode_args {
  * dependent launch where its row says launch_pdl 1 (every shipped row): its CTAs may become
  * resident while the kernel ahead of it in the stream finishes, and wait for that kernel's
  * completion (griddepcontrol.wait) before they read anything; the reducer so starts as the
- * decode's CTAs exit. A driver that refuses the attribute gets a plain launch. sm_90a only.
+ * decode's CTAs exit. The 16-row bf16 decode kernels trigger their dependents once each CTA's
+ * last KV tile has landed (griddepcontrol.launch_dependents, sm_90a since session 25), so a kernel
+ * the caller launches programmatically right after this call (when no reducer follows) may start
+ * before the decode's last CTAs finish: it must wait (griddepcontrol.wait, e.g.
+ * cudaGridDependencySynchronize) before it reads out or lse, as every programmatic launch must.
+ * A driver that refuses the attribute gets a plain launch. sm_90a only.
  * out_dtype (bf16 or fp32) is a run-time flag of both kernels, not a table key: the same rows
  * and symbols run either. Where the decode row says launch_kv_tma 1 (bf16 Q and KV: 16-, 32-
  * and 64-row tiles) and page_size >= 8, the kernel loads KV tiles by TMA through a tensor map of kv_cache

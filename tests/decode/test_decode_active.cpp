@@ -53,6 +53,9 @@ TEST_CASE("active_clusters: the grid is the host plan's clusters with work, the 
     const fake_rt_launch_record* r = decode_launch(c.a);
     CHECK(r->grid[0] == 128);
     CHECK(params_of(r).num_clusters == 132);
+    // the rows a kernel may read before it knows its works (the fast start's guess of work c)
+    CHECK(params_of(r).work_rows == c.sz.work_info_set_rows);
+    CHECK(params_of(r).work_rows >= 132);
 
     // 0: one CTA per cluster
     c.a.active_clusters = 0;
