@@ -292,9 +292,11 @@ __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, c
 // ahead of it in the stream (mla_dec::kernel_start: griddepcontrol.wait, at once after a plain launch), so it may be
 // launched as a programmatic dependent launch (mla_decode.csv launch_pdl 1): its CTAs become
 // resident while the kernel ahead finishes, and read nothing before that kernel's writes are
-// visible. No decode kernel triggers its dependents early (griddepcontrol.launch_dependents):
-// the whole-tile reducer (reduce/mla_reduce.cu) reads the plan before its own wait, which is safe
-// only while the reducer's grid starts after every decode CTA has passed this wait.
+// visible. No decode kernel triggers its dependents (griddepcontrol.launch_dependents) before
+// this wait; the 16-row ring body triggers after it, once the CTA's last tile has landed
+// (MLA_WG_LATE_TRIG, wg_common.cuh): the whole-tile and wide reducers (reduce/mla_reduce.cu) read
+// the plan before their own wait, which is safe only while the reducer's grid starts after every
+// decode CTA has passed this wait.
 // Measurement hook -DMLA_DEC_TMAP_PF=1 (0 shipped): thread 0 prefetches the KV tensor map
 // (prefetch.tensormap) before the grid dependency wait (the map is a kernel parameter, which no
 // earlier grid writes), so that the first TMA of the CTA does not fetch the descriptor itself.

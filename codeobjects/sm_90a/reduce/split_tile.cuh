@@ -36,10 +36,11 @@ using mla_lse::add4;
 using mla_lse::finite_lse;
 
 // Launched as a programmatic dependent launch (mla_reduce.csv launch_pdl), the reducer's grid is
-// launched as the decode kernel's CTAs exit (their implicit trigger), so its CTAs may start
-// while the last decode CTAs still write partials: wait until that grid has finished and its
-// writes are visible (returns at once after a plain launch). An explicit early trigger in the
-// decode kernels measured ~2 µs slower at b = 1 (docs/performance.md, session 5).
+// launched as the decode kernel's CTAs exit (their implicit trigger; the 16-row bf16 kernels
+// trigger once each CTA's last tile has landed, MLA_WG_LATE_TRIG since session 25), so its CTAs
+// may start while the last decode CTAs still write partials: wait until that grid has finished
+// and its writes are visible (returns at once after a plain launch). A trigger at the start of
+// the decode kernels measured ~2 µs slower at b = 1 (docs/performance.md, session 5).
 __device__ __forceinline__ void wait_for_decode() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 
 // A partial LSE / four partial O columns, read as kFused says (file comment).
@@ -146,10 +147,11 @@ __device__ __forceinline__ void fragment_lse(const mla_reduce_params& p, int f0,
 // lse_k, s = sum exp(lse_k - m) (lane k folding k, k + 32, ...; a shuffle tree), lse* = m + log s.
 // The first 32 fragments' reduce_partial_map entries and the request search in qo_indptr are read
 // before wait_for_decode(): the decode kernel does not write the plan, and the plan was complete
-// before it ran (every decode CTA waits for the launches before it, and none triggers its
-// dependents early, so this grid starts only as the last decode CTA exits); the partials are read
-// after it. A decode kernel that triggered early (griddepcontrol.launch_dependents before its own
-// wait) would break this. kFused: the caller knows the tile's request (a fragment's work names it)
+// before it ran (every decode CTA waits for the launches before it, and triggers its dependents
+// only after that wait: at its exit, or once its last tile has landed with MLA_WG_LATE_TRIG, so
+// this grid starts only after every decode CTA has passed its wait); the partials are read after
+// it. A decode kernel that triggered before its own wait (griddepcontrol.launch_dependents ahead
+// of griddepcontrol.wait) would break this. kFused: the caller knows the tile's request (a fragment's work names it)
 // and passes it as `known`, so no search; otherwise `known` is not read.
 template <bool kFused>
 __device__ __forceinline__ void reduce_split_tile(const mla_reduce_params& p, int4 tile, int warp, int W, int lane,
