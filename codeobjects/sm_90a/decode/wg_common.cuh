@@ -63,7 +63,8 @@
 // together with the record's request lookups, from the record's kv_start. Measured (performance.md,
 // session 25 calls 2-3): the first TMA issues 0.35-0.7 µs earlier, not the two ~0.85 µs misses
 // expected, since the start's ~3.6 µs are not its data misses alone; with the late trigger below,
-// -0.5 to -2.1 µs end to end on the rows with one work a CTA.
+// -0.5 to -2.1 µs end to end on the 16-row rows with one work a CTA (16 heads x MTP 2, the 32-row
+// kernel, which has the fast start only: -0.3 to -0.9).
 #ifndef MLA_WG_FASTSTART
 #define MLA_WG_FASTSTART 1
 #endif
