@@ -297,33 +297,6 @@ __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, c
 // (MLA_WG_LATE_TRIG, wg_common.cuh): the whole-tile and wide reducers (reduce/mla_reduce.cu) read
 // the plan before their own wait, which is safe only while the reducer's grid starts after every
 // decode CTA has passed this wait.
-// Measurement hook -DMLA_DEC_TMAP_PF=1 (0 shipped): thread 0 prefetches the KV tensor map
-// (prefetch.tensormap) before the grid dependency wait (the map is a kernel parameter, which no
-// earlier grid writes), so that the first TMA of the CTA does not fetch the descriptor itself.
-#ifndef MLA_DEC_TMAP_PF
-#define MLA_DEC_TMAP_PF 0
-#endif
-// Measurement hook -DMLA_DEC_PWARM=1 (0 shipped): at entry every thread reads one field from each
-// 64-byte stretch of the kernel parameters into registers, so that the constant-cache misses on
-// them are taken together at the start instead of one after the other along the start's chain.
-#ifndef MLA_DEC_PWARM
-#define MLA_DEC_PWARM 0
-#endif
-#if MLA_DEC_PWARM
-#define MLA_DEC_PWARM_READ(p)                                                                          \
-    do {                                                                                               \
-        const uint32_t x_ = uint32_t(reinterpret_cast<uintptr_t>(p.q)) ^                               \
-                            uint32_t(reinterpret_cast<uintptr_t>(p.work_indptr)) ^                     \
-                            uint32_t(p.q_stride_token) ^ uint32_t(p.kv_stride_page) ^                  \
-                            __float_as_uint(p.softmax_scale) ^ uint32_t(p.num_pages) ^                 \
-                            uint32_t(p.kv_tma) ^ uint32_t(reinterpret_cast<uintptr_t>(p.reduce.partial_out)) ^ \
-                            uint32_t(p.reduce.out_stride_token) ^ uint32_t(p.reduce.num_tiles) ^       \
-                            uint32_t(reinterpret_cast<uintptr_t>(p.tile_counters)) ^ uint32_t(p.work_rows); \
-        if (x_ == 0x9e3779b9u && threadIdx.x == 0 && p.error_flag) atomicOr(p.error_flag, 0);          \
-    } while (0)
-#else
-#define MLA_DEC_PWARM_READ(p) ((void)0)
-#endif
 #define MLA_DECODE_SM90_KERNEL(NAME, ...) MLA_DECODE_SM90_KERNEL_T(NAME, 256, __VA_ARGS__)
 // The same with THREADS threads (the three-warpgroup fp8 qm kernel: 384, decode_qm8_ws.cuh).
 #define MLA_DECODE_SM90_KERNEL_T(NAME, THREADS, ...)                                              \
@@ -331,9 +304,6 @@ __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, c
         NAME(const __grid_constant__ mla_decode_params p) {                                       \
         extern __shared__ __align__(1024) char smem[];                                            \
         MLA_TRACE_BEGIN();                                                                        \
-        MLA_DEC_PWARM_READ(p);                                                                    \
-        if (MLA_DEC_TMAP_PF && threadIdx.x == 0 && p.kv_tma)                                      \
-            asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(p.kv_tmap)) : "memory"); \
         mla_dec::kernel_start(p);                                                                 \
         MLA_TRACE(threadIdx.x == 0, 1);                                                           \
         __VA_ARGS__(p, smem);                                                                     \
