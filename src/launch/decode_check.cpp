@@ -457,16 +457,19 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
             const char* kernel;
             long units_per_cta;  // 0: whole split tiles, a CTA per SM looping over tiles (grid y 1)
             unsigned min_threads, max_threads;
+            unsigned slices;  // column slices of a (row, head) unit: 4 quarters, or 8 eighths
         };
-        static const Contract contracts[] = {{"mla_reduce_bf16", MLA_REDUCE_UNITS_PER_CTA, 128, 512},
-                                             {"mla_reduce_wide_bf16", 1, MLA_REDUCE_WIDE_THREADS, MLA_REDUCE_WIDE_THREADS},
-                                             {"mla_reduce_tiles_bf16", 0, 128, MLA_REDUCE_TILES_MAX_THREADS}};
+        static const Contract contracts[] = {{"mla_reduce_bf16", MLA_REDUCE_UNITS_PER_CTA, 128, 512, 4},
+                                             {"mla_reduce_wide_bf16", 1, MLA_REDUCE_WIDE_THREADS, MLA_REDUCE_WIDE_THREADS, 4},
+                                             {"mla_reduce_slim_bf16", 1, MLA_REDUCE_SLIM_THREADS, MLA_REDUCE_SLIM_THREADS, 8},
+                                             {"mla_reduce_tiles_bf16", 0, 128, MLA_REDUCE_TILES_MAX_THREADS, 4}};
         const Contract* c = nullptr;
         for (const Contract& x : contracts)
             if (d.reduce_row->knl_name == x.kernel) c = &x;
         const auto where_row = [&] { return d.reduce_row->file + ":" + std::to_string(d.reduce_row->line) + ": "; };
         MLA_CHECK(c, MLA_ERROR_TABLE, where_row() << "no launch contract for reducer kernel " << d.reduce_row->knl_name
-                                                  << " (reduce_params.h: mla_reduce_bf16, mla_reduce_wide_bf16, mla_reduce_tiles_bf16)");
+                                                  << " (reduce_params.h: mla_reduce_bf16, mla_reduce_wide_bf16, "
+                                                     "mla_reduce_slim_bf16, mla_reduce_tiles_bf16)");
         MLA_CHECK(upc == c->units_per_cta && d.reduce_threads >= c->min_threads && d.reduce_threads <= c->max_threads &&
                       d.reduce_threads % 128 == 0,
                   MLA_ERROR_TABLE,
@@ -484,8 +487,9 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
             d.reduce_grid_y = 1;
         } else {
             d.reduce_grid = unsigned(sz.reduce_indptr_len - 1);
-            // (row, head, 128-column quarter) units of a tile: at most M * 4 of them
-            d.reduce_grid_y = unsigned(m * 4 / upc);
+            // (row, head, column slice) units of a tile: at most M * slices of them (128-column
+            // quarters, or the slim reducer's 64-column eighths)
+            d.reduce_grid_y = unsigned(m * int(c->slices) / upc);
         }
     }
 

@@ -84,7 +84,7 @@ TEST_CASE("fused reduction: one launch where both rows allow it, with the counte
 }
 
 TEST_CASE("fused reduction: the reducer still runs where a row or the plan does not allow it", "[decode][fused]") {
-    // b = 1 at 32K tokens: one tile of many fragments, the wide reducer (launch_fused 0); fp8 KV at
+    // b = 1 at 32K tokens: one tile of many fragments, the slim reducer (launch_fused 0); fp8 KV at
     // 16 heads: the register-A kernel (no fused = 1 row); 64 heads: the qm kernel (none either); a
     // v1_1 plan (fast_mode 0): its works keep aiter's dw 7 = 0, so no tile is named
     struct K {
@@ -93,7 +93,7 @@ TEST_CASE("fused reduction: the reducer still runs where a row or the plan does 
         int fast_mode;
         const char* reducer;
     };
-    const K ks[] = {{1, 16, 32768, MLA_DTYPE_BF16, 1, "mla_reduce_wide_bf16"},
+    const K ks[] = {{1, 16, 32768, MLA_DTYPE_BF16, 1, "mla_reduce_slim_bf16"},
                     {64, 16, 1024, MLA_DTYPE_FP8_E4M3FN, 1, "mla_reduce_tiles_bf16"},
                     {64, 64, 1024, MLA_DTYPE_BF16, 1, "mla_reduce_tiles_bf16"},
                     {64, 16, 1024, MLA_DTYPE_BF16, 0, "mla_reduce_tiles_bf16"}};

@@ -72,15 +72,15 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
     if (c.sz.partial_rows > 0) {
         REQUIRE(fake_rt_launch_count() == 2);
         const fake_rt_launch_record* rr = fake_rt_launch(1);
-        // mla_reduce.csv: spread = 1 (the wide reducer, one unit per CTA of 512 threads: grid
-        // tiles x 16 rows x 4 column quarters) when tiles x M <= 2 x clusters, else whole split
+        // mla_reduce.csv: spread = 1 (the slim reducer, one unit per CTA of 128 threads: grid
+        // tiles x 16 rows x 8 column eighths) when tiles x M <= 2 x clusters, else whole split
         // tiles, one CTA of 512 threads per SM at most (grid min(tiles, SMs) x 1)
         const int64_t tiles = c.sz.reduce_indptr_len - 1;
         const bool spread = tiles * 16 <= 2 * int64_t(c.sz.num_clusters);
-        CHECK(std::string(rr->symbol) == (spread ? "mla_reduce_wide_bf16" : "mla_reduce_tiles_bf16"));
+        CHECK(std::string(rr->symbol) == (spread ? "mla_reduce_slim_bf16" : "mla_reduce_tiles_bf16"));
         CHECK(rr->grid[0] == unsigned(spread ? tiles : std::min<int64_t>(tiles, mla_context_num_cus(ctx))));
-        CHECK(rr->grid[1] == (spread ? 64u : 1u));
-        CHECK(rr->block[0] == 512u);
+        CHECK(rr->grid[1] == (spread ? 128u : 1u));
+        CHECK(rr->block[0] == (spread ? 128u : 512u));
         CHECK(rr->shared == 0);
         // mla_reduce.csv and mla_decode.csv launch_pdl 1: both kernels by cuLaunchKernelEx with
         // programmatic stream serialization
@@ -117,8 +117,9 @@ TEST_CASE("decode launch: 16 heads bf16 launches the M=16 wgmma kernel over num_
 }
 
 TEST_CASE("decode launch: the reducer row follows the split shape (mla_reduce.csv spread)", "[decode]") {
-    // One long request splits into one tile of many fragments: spread = 1, the wide reducer (one
-    // (row, head, quarter) unit per CTA of 512 threads: M x 4 CTAs per tile). 64 requests x 16
+    // One long request splits into one tile of many fragments: spread = 1, the slim reducer (one
+    // (row, head, 64-column eighth) unit per CTA of 128 threads: M x 8 CTAs per tile; 128 heads
+    // run 2 tiles of M = 64). 64 requests x 16
     // rows: 64 tiles x 16 > 2 x 132 clusters: spread = 0, mla_reduce_tiles_bf16 (whole tiles, a
     // CTA of 512 threads per tile up to one per SM: grid 64 x 1).
     // 200 requests: 200 tiles on 132 SMs, so grid 132 and each CTA loops over its tiles (the
@@ -128,8 +129,8 @@ TEST_CASE("decode launch: the reducer row follows the split shape (mla_reduce.cs
         const char* symbol;
         unsigned threads, grid_x, grid_y;
     };
-    const K ks[] = {{1, 16, 32768, "mla_reduce_wide_bf16", 512u, 1u, 64u},
-                    {1, 128, 32768, "mla_reduce_wide_bf16", 512u, 2u, 256u},
+    const K ks[] = {{1, 16, 32768, "mla_reduce_slim_bf16", 128u, 1u, 128u},
+                    {1, 128, 32768, "mla_reduce_slim_bf16", 128u, 2u, 512u},
                     {64, 16, 1024, "mla_reduce_tiles_bf16", 512u, 64u, 1u},
                     {200, 16, 1024, "mla_reduce_tiles_bf16", 512u, 132u, 1u}};
     for (const K& k : ks) {
@@ -913,8 +914,9 @@ TEST_CASE("decode launch: rows naming the mma.sync fallback launch it with its o
 // mla_reduce.csv's launch values decide the reducer launch: launch_pdl 0 launches it plainly
 // (cuLaunchKernel), 1 as a programmatic dependent launch; a row that breaks its kernel's launch
 // contract (reduce_params.h: mla_reduce_bf16 4 units per CTA on 128..512 threads, the wide one 1
-// on 512, mla_reduce_tiles_bf16 0 (whole tiles) on 128..512), a launch_pdl other than 0 / 1 or an unknown reducer kernel is a table error and
-// nothing is launched.
+// on 512, the slim one 1 on 128 (grid y M x 8 eighths, not M x 4 quarters), mla_reduce_tiles_bf16
+// 0 (whole tiles) on 128..512), a launch_pdl other than 0 / 1 or an unknown reducer kernel is a
+// table error and nothing is launched.
 TEST_CASE("decode launch: the reducer row's launch_pdl and launch_units_per_cta", "[decode]") {
     struct K {
         const char* row;  // the spread = 1 row (b = 1 at 32K splits one tile: spread 1)
@@ -935,6 +937,11 @@ TEST_CASE("decode launch: the reducer row's launch_pdl and launch_units_per_cta"
         {"reduce,bf16,1,512,1,-1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u,
          "launch_pdl must be 0 or 1, got -1"},
         {"reduce,bf16,1,512,-1,1,mla_reduce_wide_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u, "the row gives -1 and 512"},
+        {"reduce,bf16,1,128,1,1,mla_reduce_slim_bf16,mla_reduce.cubin", MLA_SUCCESS, 1, 128u, ""},
+        {"reduce,bf16,1,128,1,0,mla_reduce_slim_bf16,mla_reduce.cubin", MLA_SUCCESS, 0, 128u, ""},
+        {"reduce,bf16,1,256,1,1,mla_reduce_slim_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u, "the row gives 1 and 256"},
+        {"reduce,bf16,1,128,4,1,mla_reduce_slim_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u,
+         "mla_reduce_slim_bf16 takes launch_units_per_cta 1 and launch_threads 128..128"},
         {"reduce,bf16,1,256,0,1,mla_reduce_tiles_bf16,mla_reduce.cubin", MLA_SUCCESS, 1, 1u, ""},
         {"reduce,bf16,1,512,4,1,mla_reduce_tiles_bf16,mla_reduce.cubin", MLA_ERROR_TABLE, 0, 0u,
          "mla_reduce_tiles_bf16 takes launch_units_per_cta 0"},

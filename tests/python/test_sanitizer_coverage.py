@@ -109,8 +109,8 @@ def test_a_memcheck_run_reduces_a_tile_of_more_than_32_fragments():
 
 
 def test_the_rule_sees_both_reducers():
-    # b = 3 of 300 tokens splits into few tiles (wide reducer), b = 40 of 2000 into many
+    # b = 3 of 300 tokens splits into few tiles (slim reducer), b = 40 of 2000 into many
     assert _launched("--batch 3 --kv-len 300 --heads 16") == (("mla_decode_wg_bf16_bf16_m16", "0"),
-                                                              "mla_reduce_wide_bf16")
+                                                              "mla_reduce_slim_bf16")
     assert _launched("--batch 40 --kv-len 2000 --heads 16") == (("mla_decode_wg_bf16_bf16_m16", "0"),
                                                                 "mla_reduce_tiles_bf16")

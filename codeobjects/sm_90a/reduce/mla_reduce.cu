@@ -299,3 +299,6 @@ extern "C" __global__ void __launch_bounds__(512) mla_reduce_tiles_bf16(const __
     // in a plan that splits no tile, where no thread above waited.
     wait_for_decode();
 }
+
+// mla_reduce_slim_bf16: the few-long-tiles reducer that fits beside a 16-row decode CTA.
+#include "reduce/reduce_slim.cuh"

@@ -7,17 +7,21 @@
 
 /* Reducers: mla_reduce_bf16 and mla_reduce_wide_bf16 run on grid (tiles, M x 4 / units per CTA),
  * a unit being (row, head, 128-column quarter) of a tile, and unsplit tiles return at once;
+ * mla_reduce_slim_bf16 on grid (tiles, M x 8), a unit being (row, head, 64-column eighth);
  * mla_reduce_tiles_bf16 on grid (min(tiles, SMs), 1). The launch contract each table row must
  * keep (checked on the host against the row's knl_name: MLA_ERROR_TABLE otherwise):
  *   mla_reduce_bf16       4 units per CTA (a loop over the tile's units), 128..512 threads in
  *                         steps of 128 (warps per unit = threads / 128);
  *   mla_reduce_wide_bf16  1 unit per CTA (unit = blockIdx.y, no loop), exactly 512 threads;
+ *   mla_reduce_slim_bf16  1 unit per CTA (unit = blockIdx.y, no loop), exactly 128 threads (at
+ *                         most 96 registers: it fits beside a 16-row decode CTA, reduce_slim.cuh);
  *   mla_reduce_tiles_bf16 launch_units_per_cta 0: whole split tiles, grid (min(tiles, SMs), 1),
  *                         CTA c taking the contiguous tiles [c T / G, (c + 1) T / G) (its
  *                         registers allow one CTA of 512 threads per SM), 128..512 threads in
  *                         steps of 128. */
 #define MLA_REDUCE_UNITS_PER_CTA 4
 #define MLA_REDUCE_WIDE_THREADS 512
+#define MLA_REDUCE_SLIM_THREADS 128
 #define MLA_REDUCE_TILES_MAX_THREADS 512
 struct mla_reduce_params {
     const float* partial_out;       /* [partial_rows, Hk, 512]                                  */
