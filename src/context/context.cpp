@@ -93,6 +93,18 @@ void context_set_max_dynamic_shared(mla_context* ctx, rt::Function f, int bytes)
     ctx->max_dynamic_shared[f] = bytes;
 }
 
+void context_set_smem_carveout(mla_context* ctx, rt::Function f, int percent) {
+    check_context(ctx);
+    {
+        std::lock_guard<std::mutex> lock(ctx->mutex);
+        auto it = ctx->smem_carveout.find(f);
+        if (it != ctx->smem_carveout.end() && it->second == percent) return;
+    }
+    ctx->runtime->set_smem_carveout(f, percent);
+    std::lock_guard<std::mutex> lock(ctx->mutex);
+    ctx->smem_carveout[f] = percent;
+}
+
 const reg::Row& context_row(mla_context* ctx, const std::string& table,
                             const std::map<std::string, std::string>& key) {
     check_context(ctx);

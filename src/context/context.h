@@ -28,16 +28,17 @@ struct mla_context {
     // caller-packed key -> row and its integer launch values: launch_threads, launch_smem (-1
     // where the row has none), launch_units_per_cta, launch_pdl (mla_decode, mla_reduce; kAbsent where the
     // row has none, so that a negative value in the table still reaches the launch's checks),
-    // launch_kv_tma, launch_kv_tma_l2 (mla_decode; kAbsent likewise), launch_fused (mla_reduce;
-    // kAbsent likewise)
+    // launch_kv_tma, launch_kv_tma_l2, launch_cluster (mla_decode; kAbsent likewise), launch_fused
+    // (mla_reduce; kAbsent likewise), launch_carveout (both; kAbsent likewise)
     struct LaunchRow {
         static constexpr long kAbsent = LONG_MIN;
         const mla::reg::Row* row = nullptr;
         long threads = -1, smem = -1, units_per_cta = kAbsent, pdl = kAbsent, kv_tma = kAbsent, kv_tma_l2 = kAbsent,
-             fused = kAbsent, cluster = kAbsent;
+             fused = kAbsent, cluster = kAbsent, carveout = kAbsent;
     };
     std::unordered_map<uint64_t, LaunchRow> launch_rows;
     std::unordered_map<mla::rt::Function, int> max_dynamic_shared;   // value last set per kernel
+    std::unordered_map<mla::rt::Function, int> smem_carveout;        // likewise (launch_carveout)
     // KV-cache tensor maps mla_decode_fwd encoded (launch_kv_tma rows), by (cache pointer, element
     // bytes (2 bf16, 1 fp8), page size, pages, page stride, L2 promotion in bytes): engines pass
     // one cache per layer, the same ones on every step. `ok` false: the runtime had no map to give
@@ -112,6 +113,7 @@ mla_context::LaunchRow context_row_cached(mla_context* ctx, uint64_t id, const s
     lr.kv_tma_l2 = lr.row->get_int("launch_kv_tma_l2", mla_context::LaunchRow::kAbsent);
     lr.fused = lr.row->get_int("launch_fused", mla_context::LaunchRow::kAbsent);
     lr.cluster = lr.row->get_int("launch_cluster", mla_context::LaunchRow::kAbsent);
+    lr.carveout = lr.row->get_int("launch_carveout", mla_context::LaunchRow::kAbsent);
     std::lock_guard<std::mutex> lock(ctx->mutex);
     ctx->launch_rows[id] = lr;
     return lr;
@@ -129,6 +131,8 @@ mla_status context_metadata_info(mla_context* ctx, const mla_metadata_params* pa
 // Raises a kernel's dynamic shared-memory limit to `bytes` once per context (the runtime call is
 // skipped when the value is already set) [LAUNCH].
 void context_set_max_dynamic_shared(mla_context* ctx, rt::Function f, int bytes);
+// runtime->set_smem_carveout(f, percent) unless this context last set f to that value.
+void context_set_smem_carveout(mla_context* ctx, rt::Function f, int percent);
 
 // Checks ctx is not null [INVALID_ARGUMENT].
 mla_context* check_context(mla_context* ctx);

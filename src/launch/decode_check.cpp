@@ -50,6 +50,18 @@ int log2_exact(int v) {
 }
 
 // Plan buffers as given, fields past struct_size zero (mla_metadata_buffers has no INIT macro).
+// A row's launch_carveout (`value` as parsed, LaunchRow::kAbsent where the row has none): -1
+// where absent or -1 (the driver's choice), else 0..100, the percent of the SM's unified L1 /
+// shared memory the kernel asks to be shared memory (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_
+// CARVEOUT); anything else is MLA_ERROR_TABLE "<file>:<line>: launch_carveout must be ...".
+int carveout_of(const reg::Row& row, long value) {
+    if (value == mla_context::LaunchRow::kAbsent) return -1;
+    MLA_CHECK(value >= -1 && value <= 100, MLA_ERROR_TABLE,
+              row.file << ":" << row.line << ": launch_carveout must be -1 (the driver's choice) or 0..100 (percent of "
+                          "the SM's L1 / shared memory given to shared memory), got " << value);
+    return int(value);
+}
+
 mla_metadata_buffers read_buffers(const mla_metadata_buffers* in) {
     MLA_CHECK_ARG(in != nullptr, "mla_decode_fwd: args->plan is NULL");
     MLA_CHECK_ARG(in->struct_size >= sizeof(size_t) && in->struct_size <= kMaxStructSize,
@@ -416,6 +428,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     // starts with griddepcontrol.wait, so it reads nothing before the kernel ahead has finished;
     // its CTAs become resident while that kernel's last CTAs run)
     d.decode_programmatic = launch_flag(*d.decode_row, "launch_pdl", lr.pdl);
+    d.decode_carveout = carveout_of(*d.decode_row, lr.carveout);
     // launch_cluster (absent: 1): the decode grid as clusters of that many CTAs (1 or 2). Kernels
     // built for it (the qm TMA body: two CTAs share each KV tile by TMA multicast where their works
     // read the same KV, decode_qm_tma.cuh) also run correctly without, so a grid that is not a
@@ -479,6 +492,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
         // launch_pdl 1: a programmatic dependent launch (the reducer's grid launches as the
         // decode's CTAs exit, and its CTAs wait for the whole decode grid: griddepcontrol.wait)
         d.reduce_programmatic = launch_flag(*d.reduce_row, "launch_pdl", rr.pdl);
+        d.reduce_carveout = carveout_of(*d.reduce_row, rr.carveout);
         (void)launch_flag(*d.reduce_row, "launch_fused", rr.fused);  // 0 / 1 on every call (used above, want_fused)
         if (c->units_per_cta == 0) {
             // whole tiles: at most one CTA per SM (reduce_params.h), each looping over its tiles

@@ -27,6 +27,10 @@ struct DecodeLaunch {
     unsigned decode_cluster = 1;       // mla_decode.csv launch_cluster: CTAs per thread-block cluster
     bool reduce_programmatic = false;  // mla_reduce.csv launch_pdl: programmatic dependent launch
     bool fused_reduce = false;  // the decode kernel reduces the split tiles: no reducer launch
+    // launch_carveout of each row: the shared-memory share of the SM's L1 / shared memory the
+    // kernel asks for, in percent; -1 (or no column): the driver's choice, nothing is set
+    int decode_carveout = -1;
+    int reduce_carveout = -1;
     int row_tile = 0;           // M
     int kernel_heads = 0;
     int qk_batch_ratio = 1;

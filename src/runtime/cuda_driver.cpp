@@ -49,6 +49,7 @@ constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+constexpr int CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9;
 constexpr cuuint64_t CU_GET_PROC_ADDRESS_DEFAULT = 0;
 constexpr int CU_GET_PROC_ADDRESS_SUCCESS = 0;
 constexpr int CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2;
@@ -222,6 +223,11 @@ public:
         check_pid();
         check(s_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
               MLA_ERROR_LAUNCH, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    }
+    void set_smem_carveout(Function f, int percent) override {
+        check_pid();
+        check(s_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, percent),
+              MLA_ERROR_LAUNCH, "cuFuncSetAttribute(PREFERRED_SHARED_MEMORY_CARVEOUT)");
     }
 
     void launch(Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream,

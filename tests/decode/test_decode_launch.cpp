@@ -975,6 +975,64 @@ TEST_CASE("decode launch: the reducer row's launch_pdl and launch_units_per_cta"
     }
 }
 
+// launch_carveout (mla_decode.csv and mla_reduce.csv): the percent of the SM's L1 / shared memory
+// a kernel asks to be shared memory, set once per kernel and context (cuFuncSetAttribute
+// PREFERRED_SHARED_MEMORY_CARVEOUT); -1 or no column: nothing is set; outside -1..100 a table
+// error before anything launches.
+TEST_CASE("decode launch: launch_carveout sets each kernel's shared-memory carve-out", "[decode]") {
+    // the shipped decode table with a launch_carveout column of `value` on every row
+    const auto decode_csv = [](const std::string& value) {
+        std::ifstream in(tables_src() + "/decode/mla_decode.csv");
+        std::string line, out;
+        for (bool head = true; std::getline(in, line); head = false)
+            if (!line.empty()) out += line + (head ? ",launch_carveout" : "," + value) + "\n";
+        return out;
+    };
+    const std::string reduce_head = "kind,outType,spread,launch_threads,launch_units_per_cta,launch_pdl,knl_name,co_name,launch_carveout\n"
+                                    "reduce,bf16,0,512,0,1,mla_reduce_tiles_bf16,mla_reduce.cubin,-1\n";
+    struct K {
+        const char* dec;     // the decode rows' value
+        const char* red;     // the spread = 1 (slim) row's value
+        mla_status st;
+        int dec_set, red_set;  // what the fake runtime saw (-1: nothing set)
+        const char* msg;
+    };
+    const K ks[] = {{"100", "100", MLA_SUCCESS, 100, 100, ""},
+                    {"-1", "100", MLA_SUCCESS, -1, 100, ""},
+                    {"0", "-1", MLA_SUCCESS, 0, -1, ""},
+                    {"100", "101", MLA_ERROR_TABLE, -1, -1, "launch_carveout must be -1 (the driver's choice) or 0..100"},
+                    {"-2", "100", MLA_ERROR_TABLE, -1, -1, "launch_carveout must be -1 (the driver's choice) or 0..100"}};
+    for (const K& k : ks) {
+        INFO("decode " << k.dec << " reduce " << k.red);
+        const std::string root = fake_root::sm90_decode_root(
+            tables_src(), decode_csv(k.dec),
+            reduce_head + "reduce,bf16,1,128,1,1,mla_reduce_slim_bf16,mla_reduce.cubin," + k.red + "\n");
+        REQUIRE(!root.empty());
+        mla_context* ctx = fake_test::fake_context(root);
+        Call c(1, 16, 1, 64, 32768);  // one split tile: spread 1, the slim reducer
+        REQUIRE(c.sz.partial_rows > 0);
+        for (int call = 0; call < 2; ++call) {
+            const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+            INFO(mla_last_error());
+            CHECK(st == k.st);
+        }
+        if (k.st == MLA_SUCCESS) {
+            REQUIRE(fake_rt_launch_count() == 4);
+            CHECK(std::string(fake_rt_launch(1)->symbol) == "mla_reduce_slim_bf16");
+            CHECK(fake_rt_smem_carveout("mla_decode_wg_bf16_bf16_m16") == k.dec_set);
+            CHECK(fake_rt_smem_carveout("mla_reduce_slim_bf16") == k.red_set);
+            // once per kernel and context: the decode's max-dynamic-shared attribute once, each
+            // carve-out once
+            CHECK(fake_rt_call_count("cuFuncSetAttribute") == 1 + (k.dec_set >= 0) + (k.red_set >= 0));
+        } else {
+            CHECK(std::string(mla_last_error()).find(k.msg) != std::string::npos);
+            CHECK(fake_rt_launch_count() == 0);
+            CHECK(fake_rt_call_count("cuFuncSetAttribute") == 0);
+        }
+        mla_context_destroy(ctx);
+    }
+}
+
 namespace {
 
 // One value of one launch column on the m16 row: base_cols / base_vals the row's other launch

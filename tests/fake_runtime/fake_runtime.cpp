@@ -56,6 +56,7 @@ struct State {
     std::deque<Module> modules;
     std::deque<Function> functions;       // every lookup (handles point in here)
     std::map<std::string, int> max_dyn_shared;
+    std::map<std::string, int> carveout;  // CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
     std::map<std::string, Kernel> kernels;
     std::map<void*, size_t> allocations;  // never reset
     int last_proc_version = 0;
@@ -251,6 +252,7 @@ FAKE_EXPORT void fake_rt_reset(void) {
     s.modules.clear();
     s.functions.clear();
     s.max_dyn_shared.clear();
+    s.carveout.clear();
     s.kernels.clear();
     s.have_tensor_map = false;
 }
@@ -351,6 +353,13 @@ FAKE_EXPORT const char* fake_rt_function_name(int index) {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (index < 0 || index >= static_cast<int>(s.functions.size())) return nullptr;
     return s.functions[index].symbol.c_str();
+}
+
+FAKE_EXPORT int fake_rt_smem_carveout(const char* symbol) {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto it = s.carveout.find(symbol ? symbol : "");
+    return it == s.carveout.end() ? -1 : it->second;
 }
 
 FAKE_EXPORT int fake_rt_max_dynamic_shared(const char* symbol) {
@@ -463,6 +472,7 @@ FAKE_EXPORT CUresult cuFuncSetAttribute(void* f, int attrib, int value) {
     FAKE_ENTER("cuFuncSetAttribute");
     if (!f) return kInvalidHandle;
     if (attrib == 8) s.max_dyn_shared[static_cast<Function*>(f)->symbol] = value;
+    if (attrib == 9) s.carveout[static_cast<Function*>(f)->symbol] = value;
     return 0;
 }
 FAKE_EXPORT CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,

@@ -118,6 +118,8 @@ int fake_rt_function_count(void);
 const char* fake_rt_function_name(int index);
 /* Last MAX_DYNAMIC_SHARED_SIZE_BYTES set on a function with this symbol, -1 if none. */
 int fake_rt_max_dynamic_shared(const char* symbol);
+/* Last PREFERRED_SHARED_MEMORY_CARVEOUT (percent) set on a function with this symbol, -1 if none. */
+int fake_rt_smem_carveout(const char* symbol);
 
 /* Registers (fn non-NULL) or removes a host emulation for kernel `symbol`. */
 void fake_rt_set_kernel(const char* symbol, fake_rt_kernel_fn fn, void* user);
