@@ -10,6 +10,9 @@ build are wrong by design (the stamps overwrite each CTA's first output row).
 Each call runs after a 256 MB L2 flush (as `mla bench` times; --cache for the other states), with
 the GPU kept busy ahead of it so that the events time the decode and reducer launches alone; the
 last of --iters calls is read.
+--slim-trace: the directory's reduce cubin was also built with -DMLA_SLIM_TRACE=1
+(codeobjects/sm_90a/reduce/reduce_slim.cuh); the slim reducer's CTAs' stamps are printed on the
+same clock (b = 1 only: one split tile).
 Times are µs from the first CTA's entry (%globaltimer), over the CTAs: median [min, max]; and
 within each CTA from its own entry by clock64 (converted with the CTA's own clock rate)."""
 import argparse
@@ -43,6 +46,8 @@ def main():
                          "or the flush and then a small decode on other buffers with the same "
                          "kernels (b 1, s_k 4096: split, so the wide reducer runs too), which "
                          "brings their code, not this call's data, back into the L2")
+    ap.add_argument("--slim-trace", action="store_true",
+                    help="also read the slim reducer's stamps (a -DMLA_SLIM_TRACE=1 reduce cubin; b 1)")
     a = ap.parse_args()
     B, N, H, ps = a.batch, a.kv_len, a.heads, 64
     sms = a.clusters or torch.cuda.get_device_properties(0).multi_processor_count
@@ -129,6 +134,25 @@ def main():
             continue
         print(f"{i:>2} {NAMES[i]:<23} {statistics.median(g):10.2f} [{min(g):8.2f}, {max(g):8.2f}]"
               f"          {statistics.median(own):10.2f} [{min(own):8.2f}, {max(own):8.2f}]  {len(g)}")
+    if a.slim_trace and B == 1:
+        snames = ("entry", "plan read", "grid wait done", "loads landed", "before store")
+        srecs = []
+        for h in range(H):
+            for e in range(8):
+                r = outb[0][h * 1024 + e * 128:][:6 * 8].view(np.uint64).astype(np.int64)
+                if r[0] != 0:
+                    srecs.append(r)
+        dec_end = max((int(r[26]) - t0) / 1e3 for _, r in recs if r[26] != 0)
+        dec_sms = {int(r[2 * KN]) for _, r in recs}
+        print(f"slim reducer: {len(srecs)} CTAs traced; the last decode CTA stored at {dec_end:.2f} us")
+        for i, n in enumerate(snames):
+            g = [(int(r[i]) - t0) / 1e3 for r in srecs if r[i] != 0]
+            if g:
+                print(f"   slim {n:<18} {statistics.median(g):10.2f} [{min(g):8.2f}, {max(g):8.2f}]  {len(g)}")
+        before = sum(1 for r in srecs if (int(r[0]) - t0) / 1e3 < dec_end)
+        beside = sum(1 for r in srecs if int(r[5]) in dec_sms and (int(r[0]) - t0) / 1e3 < dec_end)
+        print(f"   slim CTAs entered before the decode's last store: {before}; of them on an SM "
+              f"that ran a decode CTA: {beside}")
     if a.per_cta:
         for c, r in recs:
             print(f"cta {c} sm {int(r[2 * KN])}: " + " ".join(

@@ -23,6 +23,22 @@
 // cannot occur; all -inf -> o = 0, lse* = -inf.
 #pragma once
 
+// Measurement hook -DMLA_SLIM_TRACE=1 (0 shipped: no code): thread 0 of each CTA takes
+// %globaltimer stamps (ns) at entry, after the plan reads, after the grid wait, once its loads
+// have landed, and before its store, and writes them with %smid over the first 6 words of its own
+// 64-column out slice after the result (results are then wrong); benchmarks/decode_trace.py
+// --slim-trace reads them back beside the decode kernel's (MLA_WG_TRACE).
+#ifndef MLA_SLIM_TRACE
+#define MLA_SLIM_TRACE 0
+#endif
+__device__ __forceinline__ unsigned long long slim_now() {
+    unsigned long long t = 0;
+#if MLA_SLIM_TRACE
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
+#endif
+    return t;
+}
+
 extern "C" __global__ void __maxnreg__(96)
     mla_reduce_slim_bf16(const __grid_constant__ mla_reduce_params p) {
     constexpr int kG = 8, kL = 16, kBatch = kG * kL;  // fragment groups, lanes a group, fragments a batch
@@ -30,6 +46,7 @@ extern "C" __global__ void __maxnreg__(96)
     __shared__ float4 s_acc[kG][kL];   // the groups' column sums
     __shared__ float s_m[kG], s_s[kG];
     const int tile = blockIdx.x, tid = threadIdx.x, c = tid % kL, g = tid / kL;
+    unsigned long long st[5] = {slim_now(), 0, 0, 0, 0};  // MLA_SLIM_TRACE stamps (thread 0)
     const int Hk = p.kernel_heads;
     const int u = blockIdx.y;  // `live` is CTA-uniform
     bool live = tile < p.num_tiles && blockDim.x == kG * kL;
@@ -47,7 +64,9 @@ extern "C" __global__ void __maxnreg__(96)
     // is safe), the partials after it; every thread waits (mla_reduce_tiles_bf16's closing comment).
     if (live && tid < f1 - f0) s_row[tid] = ((int64_t)p.reduce_partial_map[f0 + tid] + i) * Hk + h;
     __syncthreads();
+    st[1] = slim_now();
     wait_for_decode();
+    st[2] = slim_now();
     if (!live) return;
 
     const int col = e * 64 + 4 * c;
@@ -77,6 +96,10 @@ extern "C" __global__ void __maxnreg__(96)
 #pragma unroll
         for (int j = 0; j < kL; ++j) dep |= __float_as_uint(v[j].x);
         x = __uint_as_float(__float_as_uint(x) | (dep & (unsigned(tid) >> 7)));
+        if (MLA_SLIM_TRACE && base == f0) {  // the first batch's loads have landed
+            asm volatile("" ::"f"(x));
+            st[3] = slim_now() + (__float_as_uint(x) & 0u);
+        }
         float mb = finite_lse(x) ? x : -INFINITY;  // the batch's largest finite lse_k of this group
 #pragma unroll
         for (int o = kL / 2; o > 0; o >>= 1) mb = fmaxf(mb, __shfl_xor_sync(0xffffffffu, mb, o, kL));
@@ -111,5 +134,19 @@ extern "C" __global__ void __maxnreg__(96)
     const float inv = lse > -INFINITY ? 1.f / S : 0.f;
     acc.x *= inv, acc.y *= inv, acc.z *= inv, acc.w *= inv;
     // columns e * 64 + 4c = quarter e / 2, lane (e % 2) * 16 + c of store_token_row
+    if (MLA_SLIM_TRACE) st[4] = slim_now();
     store_row(p, b, t, gh, h, e / 2, (e % 2) * 16 + c, acc, lse);
+#if MLA_SLIM_TRACE
+    __syncwarp(0xffffu);  // group 0's stores, then thread 0's record over the slice's first words
+    if (tid == 0) {
+        unsigned smid;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        const int head = gh * p.kernel_heads + h;
+        unsigned long long* dst = reinterpret_cast<unsigned long long*>(
+            static_cast<char*>(p.out) + (((p.qo_indptr[b] + t) * p.out_stride_token + (int64_t)head * p.out_stride_head +
+                                          e * 64) * (p.out_fp32 ? 4 : 2)));
+        for (int k = 0; k < 5; ++k) dst[k] = st[k];
+        dst[5] = smid;
+    }
+#endif
 }
