@@ -44,7 +44,7 @@ def main():
     ap.add_argument("--cache", choices=("flush", "none", "warm-code"), default="flush",
                     help="before each call: the 256 MB L2 flush (default), nothing (back to back), "
                          "or the flush and then a small decode on other buffers with the same "
-                         "kernels (b 1, s_k 4096: split, so the wide reducer runs too), which "
+                         "kernels (b 1, s_k 4096: split, so the slim reducer runs too), which "
                          "brings their code, not this call's data, back into the L2")
     ap.add_argument("--slim-trace", action="store_true",
                     help="also read the slim reducer's stamps (a -DMLA_SLIM_TRACE=1 reduce cubin; b 1)")

@@ -914,7 +914,7 @@ typedef struct mla_decode_args {
      * libmla's planner for these params (the kernel checks each split work's tile index, dw 7,
      * against the plan's tile count and reduce_final_map and rejects a work that fails with
      * MLA_DECODE_ERR_PLAN; it trusts the plan's partial rows), a reducer row for the plan's geometry that says
-     * launch_fused 1 (many split tiles, not the wide reducer's few long ones) and a decode row
+     * launch_fused 1 (many split tiles, not the slim reducer's few long ones) and a decode row
      * keyed fused = 1 (the 16- and 32-row bf16 wgmma kernels, *_fused; none for context
      * parallel, cp_world_size > 1, yet), that kernel reduces the split tiles itself (the CTA that finishes a
      * tile's last fragment reduces it, docs/plan-layout.md "Fused reduction") and mla_decode_fwd

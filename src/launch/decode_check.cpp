@@ -336,7 +336,8 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     DecodeLaunch d;
     // The reducer row, when the plan can split: spread = 1 when the launch is narrow (at most 2
     // CTAs per SM of 4 units each: a few long-split tiles, e.g. one request of 32K-1M tokens): the
-    // table then gives the wide reducer, one unit per CTA of 16 warps; with many tiles, the
+    // table then gives the slim reducer (since session 26; before it the wide one), one unit per
+    // CTA of 4 warps, sized to sit beside a 16-row decode CTA; with many tiles, the
     // whole-tile reducer (a CTA per SM at most, each reducing its split tiles with all its warps;
     // mla_reduce.csv).
     const bool can_split = sz.partial_rows > 0 && sz.reduce_indptr_len > 1;
@@ -348,7 +349,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     };
     // The fused reduction (tile_counters, docs/plan-layout.md "Fused reduction"): wanted when the
     // caller passes counters, the plan is a v1_2 plan (only its works name their tile, dw 7) and
-    // the reducer row says launch_fused 1 (many tiles of a few fragments; the wide reducer's few
+    // the reducer row says launch_fused 1 (many tiles of a few fragments; the spread-1 reducer's few
     // long tiles would leave one CTA reading every fragment of a 32K-1M-token request); it runs
     // where the decode table has a row keyed fused = 1 (the *_fused kernels), else the reducer does.
     const bool want_fused = a.tile_counters && can_split && hp.planner == MLA_PLANNER_V1_2 && hp.reduce_supported &&
@@ -464,7 +465,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
         d.reduce_row = rr.row;
         d.reduce_threads = unsigned(rr.threads < 0 ? 128 : rr.threads);
         const long upc = rr.units_per_cta == rr.kAbsent ? MLA_REDUCE_UNITS_PER_CTA : rr.units_per_cta;
-        // the row must keep its kernel's launch contract (reduce_params.h): a wide reducer given
+        // the row must keep its kernel's launch contract (reduce_params.h): a wide or slim reducer given
         // 4 units per CTA would leave 3 of every 4 units unwritten
         struct Contract {
             const char* kernel;

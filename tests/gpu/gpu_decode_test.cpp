@@ -212,7 +212,7 @@ CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1, bool need
     }
     if (need_whole_tiles &&
         (run.sizes.reduce_indptr_len - 1) * int64_t(row_tile(s)) <= 2 * int64_t(run.sizes.num_clusters)) {
-        cr.msg = "the launch rule picks the wide reducer (the case must exercise the whole-tile one)";
+        cr.msg = "the launch rule picks the slim reducer (the case must exercise the whole-tile one)";
         return cr;
     }
     long not_bf16 = 0;  // fp32 out: values that bf16 cannot represent

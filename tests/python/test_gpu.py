@@ -119,8 +119,8 @@ CASES = [
     ("bf16", "bf16", 32, [1, 1, 1], 64, [3000, 17, 0], True, None, None, None, False),
     ("bf16", "fp8", 16, [1, 1, 0, 1], 16, [900, 1, 50, 4097], False, None, 0.9, 24, True),
     ("bf16", "fp8", 16, [2, 2], 1, [600, 33], True, None, 1.3, None, False),
-    # 1024 clusters: one request splits into 625 fragments, so the wide reducer runs its second
-    # chunk of fragments (more than 512; never reached at the H200's 132 clusters)
+    # 1024 clusters: one request splits into 625 fragments, so the slim reducer runs five batches
+    # of fragments (more than 128 per batch; never reached at the H200's 132 clusters)
     ("bf16", "bf16", 16, [1], 64, [40000], True, None, None, 1024, False),
 ]
 

@@ -294,7 +294,7 @@ __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, c
 // resident while the kernel ahead finishes, and read nothing before that kernel's writes are
 // visible. No decode kernel triggers its dependents (griddepcontrol.launch_dependents) before
 // this wait; the 16-row ring body triggers after it, once the CTA's last tile has landed
-// (MLA_WG_LATE_TRIG, wg_common.cuh): the whole-tile and wide reducers (reduce/mla_reduce.cu) read
+// (MLA_WG_LATE_TRIG, wg_common.cuh): the whole-tile, wide and slim reducers (reduce/mla_reduce.cu) read
 // the plan before their own wait, which is safe only while the reducer's grid starts after every
 // decode CTA has passed this wait.
 #define MLA_DECODE_SM90_KERNEL(NAME, ...) MLA_DECODE_SM90_KERNEL_T(NAME, 256, __VA_ARGS__)

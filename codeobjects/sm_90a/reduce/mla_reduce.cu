@@ -1,8 +1,9 @@
 // mla_reduce.cu - sm_90a split-KV reducers: merge the fp32 partial rows of every split qo tile
-// into bf16 (or fp32, out_fp32) out and fp32 LSE (docs/plan-layout.md "Reduce"). Three kernels, one
+// into bf16 (or fp32, out_fp32) out and fp32 LSE (docs/plan-layout.md "Reduce"). Four kernels, one
 // params struct; mla_reduce.csv picks one by `spread` and gives its units per CTA (the shipped
-// table: mla_reduce_tiles_bf16 for spread 0, mla_reduce_wide_bf16 for spread 1; mla_reduce_bf16,
-// the spread-0 kernel up to session 11, stays for tables that name it).
+// table: mla_reduce_tiles_bf16 for spread 0, mla_reduce_slim_bf16 (reduce_slim.cuh, included at
+// the end) for spread 1; mla_reduce_wide_bf16, the spread-1 kernel up to session 25, and
+// mla_reduce_bf16, the spread-0 kernel up to session 11, stay for tables that name them).
 //
 // mla_reduce_tiles_bf16 (many tiles, units_per_cta 0 = whole tiles; defined at the end):
 // Grid: min(tiles, SMs) CTAs of 512 threads (128 registers: one per SM). CTA c checks the
