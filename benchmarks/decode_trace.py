@@ -27,6 +27,8 @@ KN = 40
 NAMES = {0: "entry", 1: "grid wait done", 2: "work record read", 3: "Q copies issued",
          4: "first tiles issued", 5: "Q visible", 22: "last tile landed", 23: "last tile MMAs done",
          24: "epilogue start", 25: "output staged", 26: "output stored"}
+NAMES[38] = "wg1 passed EMPTY of tile 0"
+NAMES[39] = "wg1 issued tile 2's boxes"
 for k in range(8):
     NAMES[6 + k] = f"tile {k} landed"
     NAMES[14 + k] = f"tile {k} MMAs done"

@@ -163,8 +163,10 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 if (wg == 1) {  // refill the slot once the MMA warpgroup is done with its tile
                     if (tile + C::STAGES < n_tiles) {
                         bar_sync(kWgEmpty + stage, 256);
+                        MLA_TRACE(tr && wt == 0 && tile == 0, 38);
                         issue_tile_tma_wg(p, w, tile + C::STAGES, n_tiles, sbase + C::OFF_KV + stage * kTile,
                                           tokok + stage * kTN, bar0 + 8 * stage, pf, wt);
+                        MLA_TRACE(tr && wt == 0 && tile == 0, 39);
                         pf.fetch(p, w, tile + C::STAGES + 1, n_tiles, wt >> 1, (wt & 1) == 0);
                         MLA_TRACE(tr && wt == 0 && tile < 8, 30 + tile);
                     }
@@ -215,7 +217,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             if (MLA_WG_SPIN && mma) spin_clocks(MLA_WG_SPIN);
             if (dec) {
                 if (tile + C::STAGES < n_tiles) {
-                    fence_proxy_async();  // zeroed rows before the TMA that refills the slot
+                    if (!MLA_WG_NOFENCE_EMPTY) fence_proxy_async();  // zeroed rows before the TMA that refills the slot
                     bar_arrive(kWgEmpty + stage, 256);  // the slot is free
                 }
             } else if (early && tile + C::STAGES < n_tiles) {  // (CTA-uniform)

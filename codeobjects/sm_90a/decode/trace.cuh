@@ -12,7 +12,8 @@
 // copies issued, 4 the first tiles issued, 5 Q visible (the barrier after it), 6 + k tile k landed
 // (k < 8), 14 + k tile k's MMAs done (k < 8), 22 the last tile landed, 23 its MMAs done, 24 the
 // epilogue's start, 25 the output staged, 26 the output stored (this thread's share), 30 + k
-// warpgroup 1 (thread 128) issued tile k + 2 (k < 8).
+// warpgroup 1 (thread 128) issued tile k + 2 (k < 8), 38 warpgroup 1 passed the EMPTY barrier of
+// tile 0 (before issuing tile 2), 39 it issued tile 2's boxes (before the next page's lookup).
 #pragma once
 #include <stdint.h>
 
