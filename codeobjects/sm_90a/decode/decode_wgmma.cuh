@@ -217,7 +217,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             if (MLA_WG_SPIN && mma) spin_clocks(MLA_WG_SPIN);
             if (dec) {
                 if (tile + C::STAGES < n_tiles) {
-                    if (!MLA_WG_NOFENCE_EMPTY) fence_proxy_async();  // zeroed rows before the TMA that refills the slot
+                    fence_proxy_async();  // zeroed rows before the TMA that refills the slot
                     bar_arrive(kWgEmpty + stage, 256);  // the slot is free
                 }
             } else if (early && tile + C::STAGES < n_tiles) {  // (CTA-uniform)

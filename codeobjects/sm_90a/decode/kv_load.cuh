@@ -11,13 +11,6 @@
 #define MLA_KV_EVICT_FIRST 0
 #endif
 #include "decode/wg_common.cuh"
-// The TMA tile issue's plain arrivals (issue_tile_tma_tpt) aggregated per warp: the token threads
-// that issue no boxes arrive as one elected lane with their count, instead of one mbarrier
-// arrival each (up to 63 serialised shared-memory atomics per tile). Session 26 measurement
-// hook, 0 = one arrival per token thread.
-#ifndef MLA_TMA_ARRIVE_AGG
-#define MLA_TMA_ARRIVE_AGG 0
-#endif
 
 namespace mla_wg {
 
@@ -28,10 +21,6 @@ __device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
 }
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// `count` arrivals at once (PTX 7.8, sm_90).
-__device__ __forceinline__ void mbar_arrive_cnt(uint32_t bar, int count) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
 __device__ __forceinline__ void mbar_arrive_tx(uint32_t bar, int bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
@@ -257,7 +246,7 @@ __device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla
 // on one page (the tile's first token, or a token at a page start; tiles start on a page boundary
 // or, at page size > 64, on a 64-token boundary of one) issues the run's 9 boxes (one per 64-column
 // block) and arrives with their bytes; the other 63 tokens' first threads arrive without bytes
-// (mbarrier count 64; MLA_TMA_ARRIVE_AGG: per warp, as one arrival of their count). A token past the work's end or on a bad page is flagged 0 in tok[64] and its
+// (mbarrier count 64; arriving per warp with a count measured no faster, session 26). A token past the work's end or on a bad page is flagged 0 in tok[64] and its
 // row must be zeroed when the tile lands; pages past the end are not read. Returns at once for a
 // tile past n_tiles (no arrival: the loop never waits for it). TPT = 4 (issue_tile_tma, all 256
 // threads): *zero bit `stage` is set for the 4 threads of such a token; TPT = 2
@@ -300,11 +289,6 @@ __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, c
                 if ((kBlocks >> b) & 1u)
                     tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, kCols * b, j & (psz - 1), pf.page, bar);
         }
-    } else if (MLA_TMA_ARRIVE_AGG) {
-        // the lanes of this warp on this branch now: each such group arrives once with its count
-        // (a lane is in exactly one group, so the phase still sees one arrival per token)
-        const unsigned act = __activemask();
-        if ((threadIdx.x & 31) == __ffs(act) - 1) mbar_arrive_cnt(bar, __popc(act));
     } else {
         mbar_arrive(bar);
     }

@@ -12,12 +12,6 @@
 // 64 every work's output rows written over one region per CTA (wg_tile.cuh, out_token: in every
 // body that stores through store_rows_part; session 23).
 // Results are then wrong; the shipped cubins are built with 0.
-// Measurement hook (session 26; shipped 0): -DMLA_WG_NOFENCE_EMPTY=1 drops the proxy fence the
-// 16-row decoupled MMA warpgroup executes before it frees a ring slot (decode_wgmma.cuh), to
-// time it. Only a tile with flagged rows (zeroed by the generic proxy) could need it.
-#ifndef MLA_WG_NOFENCE_EMPTY
-#define MLA_WG_NOFENCE_EMPTY 0
-#endif
 #ifndef MLA_WG_ABLATE
 #define MLA_WG_ABLATE 0
 #endif
