@@ -81,28 +81,32 @@ rt::Function context_function(mla_context* ctx, const reg::Row& row) {
     return f;
 }
 
-void context_set_max_dynamic_shared(mla_context* ctx, rt::Function f, int bytes) {
-    check_context(ctx);
+namespace {
+// A per-kernel attribute set through the runtime unless this context last set f to `value`
+// (`cache`, one of ctx's maps, guarded by ctx->mutex; the runtime call runs outside the lock).
+// The caller has checked ctx.
+template <class Set>
+void set_attribute_once(mla_context* ctx, std::unordered_map<rt::Function, int>& cache, rt::Function f, int value,
+                        Set&& set) {
     {
         std::lock_guard<std::mutex> lock(ctx->mutex);
-        auto it = ctx->max_dynamic_shared.find(f);
-        if (it != ctx->max_dynamic_shared.end() && it->second == bytes) return;
+        auto it = cache.find(f);
+        if (it != cache.end() && it->second == value) return;
     }
-    ctx->runtime->set_max_dynamic_shared(f, bytes);
+    set();
     std::lock_guard<std::mutex> lock(ctx->mutex);
-    ctx->max_dynamic_shared[f] = bytes;
+    cache[f] = value;
+}
+}  // namespace
+
+void context_set_max_dynamic_shared(mla_context* ctx, rt::Function f, int bytes) {
+    check_context(ctx);
+    set_attribute_once(ctx, ctx->max_dynamic_shared, f, bytes, [&] { ctx->runtime->set_max_dynamic_shared(f, bytes); });
 }
 
 void context_set_smem_carveout(mla_context* ctx, rt::Function f, int percent) {
     check_context(ctx);
-    {
-        std::lock_guard<std::mutex> lock(ctx->mutex);
-        auto it = ctx->smem_carveout.find(f);
-        if (it != ctx->smem_carveout.end() && it->second == percent) return;
-    }
-    ctx->runtime->set_smem_carveout(f, percent);
-    std::lock_guard<std::mutex> lock(ctx->mutex);
-    ctx->smem_carveout[f] = percent;
+    set_attribute_once(ctx, ctx->smem_carveout, f, percent, [&] { ctx->runtime->set_smem_carveout(f, percent); });
 }
 
 const reg::Row& context_row(mla_context* ctx, const std::string& table,
