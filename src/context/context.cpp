@@ -106,6 +106,11 @@ void context_set_max_dynamic_shared(mla_context* ctx, rt::Function f, int bytes)
 
 void context_set_smem_carveout(mla_context* ctx, rt::Function f, int percent) {
     check_context(ctx);
+    if (percent < 0) {  // the driver's choice: a call only where this context set a value before
+        std::lock_guard<std::mutex> lock(ctx->mutex);
+        auto it = ctx->smem_carveout.find(f);
+        if (it == ctx->smem_carveout.end() || it->second < 0) return;
+    }
     set_attribute_once(ctx, ctx->smem_carveout, f, percent, [&] { ctx->runtime->set_smem_carveout(f, percent); });
 }
 

@@ -131,7 +131,9 @@ mla_status context_metadata_info(mla_context* ctx, const mla_metadata_params* pa
 // Raises a kernel's dynamic shared-memory limit to `bytes` once per context (the runtime call is
 // skipped when the value is already set) [LAUNCH].
 void context_set_max_dynamic_shared(mla_context* ctx, rt::Function f, int bytes);
-// runtime->set_smem_carveout(f, percent) unless this context last set f to that value.
+// runtime->set_smem_carveout(f, percent) unless this context last set f to that value; percent
+// -1 (the driver's choice) calls it only where this context set f to a value before
+// [INVALID_ARGUMENT for a bad ctx, LAUNCH from the runtime].
 void context_set_smem_carveout(mla_context* ctx, rt::Function f, int percent);
 
 // Checks ctx is not null [INVALID_ARGUMENT].

@@ -49,7 +49,6 @@ int log2_exact(int v) {
     return l;
 }
 
-// Plan buffers as given, fields past struct_size zero (mla_metadata_buffers has no INIT macro).
 // A row's launch_carveout (`value` as parsed, LaunchRow::kAbsent where the row has none): -1
 // where absent or -1 (the driver's choice), else 0..100, the percent of the SM's unified L1 /
 // shared memory the kernel asks to be shared memory (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_
@@ -62,6 +61,7 @@ int carveout_of(const reg::Row& row, long value) {
     return int(value);
 }
 
+// Plan buffers as given, fields past struct_size zero (mla_metadata_buffers has no INIT macro).
 mla_metadata_buffers read_buffers(const mla_metadata_buffers* in) {
     MLA_CHECK_ARG(in != nullptr, "mla_decode_fwd: args->plan is NULL");
     MLA_CHECK_ARG(in->struct_size >= sizeof(size_t) && in->struct_size <= kMaxStructSize,
@@ -334,8 +334,8 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                             uint64_t(lse_key) << 33 | uint64_t(cprr) << 34 |
                             uint64_t(1) << 40;  // 1: mla_decode
     DecodeLaunch d;
-    // The reducer row, when the plan can split: spread = 1 when the launch is narrow (at most 2
-    // CTAs per SM of 4 units each: a few long-split tiles, e.g. one request of 32K-1M tokens): the
+    // The reducer row, when the plan can split: spread = 1 when the launch is narrow (tiles x M
+    // at most 2 x clusters: a few long-split tiles, e.g. one request of 32K-1M tokens): the
     // table then gives the slim reducer (since session 26; before it the wide one), one unit per
     // CTA of 4 warps, sized to sit beside a 16-row decode CTA; with many tiles, the
     // whole-tile reducer (a CTA per SM at most, each reducing its split tiles with all its warps;

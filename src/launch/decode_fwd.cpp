@@ -23,10 +23,10 @@ MLA_API mla_status mla_decode_fwd(mla_context* ctx, const mla_decode_args* args,
             d.reduce_row && !d.fused_reduce ? mla::context_function(ctx, *d.reduce_row) : nullptr;
         ctx->runtime->set_device(ctx->device);
         if (d.smem > 48 * 1024) mla::context_set_max_dynamic_shared(ctx, fdec, int(d.smem));
-        // launch_carveout: the slim reducer's CTAs share the decode's SMs only under the same
-        // carve-out (mla_reduce.csv, reduce_slim.cuh)
-        if (d.decode_carveout >= 0) mla::context_set_smem_carveout(ctx, fdec, d.decode_carveout);
-        if (fred && d.reduce_carveout >= 0) mla::context_set_smem_carveout(ctx, fred, d.reduce_carveout);
+        // launch_carveout (an optional hint, no shipped row sets it): -1 sets nothing unless an
+        // earlier row of this context set the kernel to a value (context_set_smem_carveout)
+        mla::context_set_smem_carveout(ctx, fdec, d.decode_carveout);
+        if (fred) mla::context_set_smem_carveout(ctx, fred, d.reduce_carveout);
 
         mla::rt::Dim3 grid, block;
         grid.x = d.grid;

@@ -147,6 +147,7 @@ public:
     }
     // HIP has no opt-in limit for dynamic LDS: the code object's own metadata rules.
     void set_max_dynamic_shared(Function, int) override { check_pid(); }
+    void set_smem_carveout(Function, int) override { check_pid(); }
     void launch(Function f, Dim3 grid, Dim3 block, unsigned dynamic_shared, Stream stream,
                 const void* args, size_t args_bytes) override {
         check_pid();

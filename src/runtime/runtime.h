@@ -59,10 +59,10 @@ public:
     // MAX_DYNAMIC_SHARED_SIZE_BYTES; HIP: no-op) [LAUNCH].
     virtual void set_max_dynamic_shared(Function f, int bytes) = 0;
     // The preferred share of the SM's unified L1 / shared memory given to shared memory, in
-    // percent 0..100 (CUDA: cuFuncSetAttribute PREFERRED_SHARED_MEMORY_CARVEOUT). Two kernels'
-    // CTAs share an SM only under one carve-out, so a kernel meant to run beside another (the
-    // slim reducer beside the decode) asks for the same one. Runtimes without it: no-op (this
-    // default) [LAUNCH].
+    // percent 0..100, or -1 for the driver's choice (CUDA: cuFuncSetAttribute
+    // PREFERRED_SHARED_MEMORY_CARVEOUT; the tables' launch_carveout column). A hint to the driver;
+    // session 26 measured no gain from it on any row, and the slim reducer runs beside the decode
+    // without it (docs/performance.md). Runtimes without it: no-op (this default) [LAUNCH].
     virtual void set_smem_carveout(Function, int) {}
     // Launches with a packed argument buffer (CU_LAUNCH_PARAM_BUFFER_POINTER /
     // HIP_LAUNCH_PARAM_BUFFER_POINTER "extra" form) [LAUNCH].

@@ -1031,6 +1031,33 @@ TEST_CASE("decode launch: launch_carveout sets each kernel's shared-memory carve
         }
         mla_context_destroy(ctx);
     }
+    // One kernel named by two rows of one table (lse = 0: 100, lse = 1: -1): a -1 row after a 100
+    // row sets the kernel back to the driver's choice (-1), once
+    {
+        std::ifstream in(tables_src() + "/decode/mla_decode.csv");
+        std::string line, csv;
+        for (bool head = true; std::getline(in, line); head = false) {
+            if (line.empty()) continue;
+            // column 7 is lse (qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,...)
+            size_t at = 0;
+            for (int c = 0; c < 7 && !head; ++c) at = line.find(',', at) + 1;
+            csv += line + (head ? ",launch_carveout" : line[at] == '1' ? ",-1" : ",100") + "\n";
+        }
+        const std::string root = fake_root::sm90_decode_root(tables_src(), csv);
+        REQUIRE(!root.empty());
+        mla_context* ctx = fake_test::fake_context(root);
+        Call c(1, 16, 1, 64, 32768);
+        c.a.lse = nullptr;
+        REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+        CHECK(fake_rt_smem_carveout("mla_decode_wg_bf16_bf16_m16") == 100);
+        c.a.lse = c.lse.data();
+        const int before = fake_rt_call_count("cuFuncSetAttribute");
+        REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+        REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+        CHECK(fake_rt_smem_carveout("mla_decode_wg_bf16_bf16_m16") == -1);
+        CHECK(fake_rt_call_count("cuFuncSetAttribute") == before + 1);
+        mla_context_destroy(ctx);
+    }
 }
 
 namespace {

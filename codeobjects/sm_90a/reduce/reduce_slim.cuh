@@ -2,11 +2,11 @@
 // spread 1 since session 26), included by mla_reduce.cu after its helpers (row_of, store_row).
 //
 // Why slim: the 16-row bf16 decode CTA (256 threads at 205 registers: 53248 of the SM's 65536,
-// ~168 KB of shared memory) leaves 12288 registers on its SM. The wide reducer's CTA (512 threads
+// ~171 KB of shared memory) leaves 12288 registers on its SM. The wide reducer's CTA (512 threads
 // at 54 registers) never fits beside it, so at b = 1 its 64 CTAs start only as decode CTAs exit
 // and read the plan after the decode has ended (~8.6 µs of the row after the decode kernel,
-// session 25). This kernel's CTA is 128 threads at most 96 registers and ~3.4 KB of shared
-// memory: with the decode's late trigger (MLA_WG_LATE_TRIG) its grid is placed beside the decode
+// session 25). This kernel's CTA is 128 threads at most 96 registers and 4.2 KB of shared
+// memory (3.1 KB declared, 1 KB the system's): with the decode's late trigger (MLA_WG_LATE_TRIG) its grid is placed beside the decode
 // CTAs during their last tiles, reads the plan there, and waits (griddepcontrol.wait).
 //
 // Grid (tiles, M x 8), launch_units_per_cta 1, exactly 128 threads: CTA (tile, u) reduces unit u,
