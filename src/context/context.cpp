@@ -83,15 +83,16 @@ rt::Function context_function(mla_context* ctx, const reg::Row& row) {
 
 namespace {
 // A per-kernel attribute set through the runtime unless this context last set f to `value`
-// (`cache`, one of ctx's maps, guarded by ctx->mutex; the runtime call runs outside the lock).
+// (`cache`, one of ctx's maps, guarded by ctx->mutex; the runtime call runs outside the lock), or,
+// for a kernel this context never set, unless `value` is `unset`, the value such a kernel has.
 // The caller has checked ctx.
 template <class Set>
 void set_attribute_once(mla_context* ctx, std::unordered_map<rt::Function, int>& cache, rt::Function f, int value,
-                        Set&& set) {
+                        int unset, Set&& set) {
     {
         std::lock_guard<std::mutex> lock(ctx->mutex);
         auto it = cache.find(f);
-        if (it != cache.end() && it->second == value) return;
+        if (it != cache.end() ? it->second == value : value == unset) return;
     }
     set();
     std::lock_guard<std::mutex> lock(ctx->mutex);
@@ -101,17 +102,18 @@ void set_attribute_once(mla_context* ctx, std::unordered_map<rt::Function, int>&
 
 void context_set_max_dynamic_shared(mla_context* ctx, rt::Function f, int bytes) {
     check_context(ctx);
-    set_attribute_once(ctx, ctx->max_dynamic_shared, f, bytes, [&] { ctx->runtime->set_max_dynamic_shared(f, bytes); });
+    // (a kernel's own limit is not known here: every first value is set)
+    set_attribute_once(ctx, ctx->max_dynamic_shared, f, bytes, INT_MIN,
+                       [&] { ctx->runtime->set_max_dynamic_shared(f, bytes); });
 }
 
 void context_set_smem_carveout(mla_context* ctx, rt::Function f, int percent) {
     check_context(ctx);
-    if (percent < 0) {  // the driver's choice: a call only where this context set a value before
-        std::lock_guard<std::mutex> lock(ctx->mutex);
-        auto it = ctx->smem_carveout.find(f);
-        if (it == ctx->smem_carveout.end() || it->second < 0) return;
-    }
-    set_attribute_once(ctx, ctx->smem_carveout, f, percent, [&] { ctx->runtime->set_smem_carveout(f, percent); });
+    // -1 (the driver's choice) is what a kernel has until this context sets it: no call, and in a
+    // context that never set one (every shipped table), no lock either
+    if (percent < 0 && !ctx->carveout_set.load(std::memory_order_acquire)) return;
+    set_attribute_once(ctx, ctx->smem_carveout, f, percent, -1, [&] { ctx->runtime->set_smem_carveout(f, percent); });
+    if (percent >= 0) ctx->carveout_set.store(true, std::memory_order_release);
 }
 
 const reg::Row& context_row(mla_context* ctx, const std::string& table,

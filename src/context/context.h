@@ -1,5 +1,6 @@
 // context.h - struct mla_context: one device, its runtime, its tables and its module cache.
 #pragma once
+#include <atomic>
 #include <climits>
 #include <map>
 #include <tuple>
@@ -39,6 +40,9 @@ struct mla_context {
     std::unordered_map<uint64_t, LaunchRow> launch_rows;
     std::unordered_map<mla::rt::Function, int> max_dynamic_shared;   // value last set per kernel
     std::unordered_map<mla::rt::Function, int> smem_carveout;        // likewise (launch_carveout)
+    // whether smem_carveout holds any value >= 0: a row with none (-1, every shipped row) then
+    // needs no call and no lock (context_set_smem_carveout, once per decode launch)
+    std::atomic<bool> carveout_set{false};
     // KV-cache tensor maps mla_decode_fwd encoded (launch_kv_tma rows), by (cache pointer, element
     // bytes (2 bf16, 1 fp8), page size, pages, page stride, L2 promotion in bytes): engines pass
     // one cache per layer, the same ones on every step. `ok` false: the runtime had no map to give
