@@ -6,8 +6,9 @@
 // at 54 registers) never fits beside it, so at b = 1 its 64 CTAs start only as decode CTAs exit
 // and read the plan after the decode has ended (~8.6 µs of the row after the decode kernel,
 // session 25). This kernel's CTA is 128 threads at most 96 registers and 4.2 KB of shared
-// memory (3.1 KB declared, 1 KB the system's): with the decode's late trigger (MLA_WG_LATE_TRIG) its grid is placed beside the decode
-// CTAs during their last tiles, reads the plan there, and waits (griddepcontrol.wait).
+// memory (3.1 KB declared, 1 KB the system's): with the decode's late trigger
+// (MLA_WG_LATE_TRIG) its grid is placed beside the decode CTAs during their last tiles, reads
+// the plan there, and waits (griddepcontrol.wait).
 //
 // Grid (tiles, M x 8), launch_units_per_cta 1, exactly 128 threads: CTA (tile, u) reduces unit u,
 // (row i, head h) = u / 8 and the 64-column eighth e = u % 8 of the tile. Thread (g, c) =
