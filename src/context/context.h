@@ -44,15 +44,16 @@ struct mla_context {
     // needs no call and no lock (context_set_smem_carveout, once per decode launch)
     std::atomic<bool> carveout_set{false};
     // KV-cache tensor maps mla_decode_fwd encoded (launch_kv_tma rows), by (cache pointer, element
-    // bytes (2 bf16, 1 fp8), page size, pages, page stride, L2 promotion in bytes): engines pass
+    // bytes (2 bf16, 1 fp8), page size, pages, page stride, L2 promotion in bytes, rank: 3 for
+    // boxes of one 64-column block, 4 for page boxes of all 9): engines pass
     // one cache per layer, the same ones on every step. `ok` false: the runtime had no map to give
     // (the kernel loads another way). Cleared past 1024 entries.
     struct TensorMapKey {
         const void* kv;
-        long elem_bytes, page_size, num_pages, stride_page, l2_promotion;
+        long elem_bytes, page_size, num_pages, stride_page, l2_promotion, rank;
         bool operator<(const TensorMapKey& o) const {
-            return std::tie(kv, elem_bytes, page_size, num_pages, stride_page, l2_promotion) <
-                   std::tie(o.kv, o.elem_bytes, o.page_size, o.num_pages, o.stride_page, o.l2_promotion);
+            return std::tie(kv, elem_bytes, page_size, num_pages, stride_page, l2_promotion, rank) <
+                   std::tie(o.kv, o.elem_bytes, o.page_size, o.num_pages, o.stride_page, o.l2_promotion, o.rank);
         }
     };
     struct TensorMapEntry {

@@ -49,6 +49,18 @@ int log2_exact(int v) {
     return l;
 }
 
+// A row's launch_kv_tma (`value` as parsed, LaunchRow::kAbsent where the row has none): 0 where
+// absent or 0 (cp.async), 1 (TMA boxes of one 64-column block, 9 a tile), 2 (1, and where the KV
+// is bf16 with pages of at least 64 tokens, one 4-D box of all 9 blocks per tile: kv_load.cuh,
+// issue_tile_tma_tpt); anything else is MLA_ERROR_TABLE "<file>:<line>: launch_kv_tma must be ...".
+int kv_tma_of(const reg::Row& row, long value) {
+    if (value == mla_context::LaunchRow::kAbsent) return 0;
+    MLA_CHECK(value >= 0 && value <= 2, MLA_ERROR_TABLE,
+              row.file << ":" << row.line << ": launch_kv_tma must be 0 (cp.async), 1 (TMA, a box per 64-column "
+                          "block) or 2 (TMA, a box per page of >= 64 tokens), got " << value);
+    return int(value);
+}
+
 // A row's launch_carveout (`value` as parsed, LaunchRow::kAbsent where the row has none): -1
 // where absent or -1 (the driver's choice), else 0..100, the percent of the SM's unified L1 /
 // shared memory the kernel asks to be shared memory (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_
@@ -82,16 +94,24 @@ void check_len(int64_t have, int64_t need, const void* ptr, const char* name) {
 }
 
 // The TMA tensor map of a KV cache [num_pages, page_size, 1, 576] with pages stride_page elements
-// apart, for the kernels' boxes of 128 bytes (bf16: 64 columns; fp8, kv8: 128 columns, the last
-// box of a row half past its 576 bytes, which land as zeros) x min(page_size, 64) tokens
-// (decode_params.h, kv_tmap; kv_load.cuh, issue_tile_tma_tpt), with L2 promotion l2 bytes (the
-// row's launch_kv_tma_l2), copied to `out` (128 bytes). Encoded once per context, cache, dtype and
-// promotion (memoised with the answer). False where the runtime has no tensor maps or the driver
-// refuses this one: the kernel then loads by cp.async.
+// apart (decode_params.h, kv_tmap; kv_load.cuh, issue_tile_tma_tpt), with L2 promotion l2 bytes
+// (the row's launch_kv_tma_l2), copied to `out` (128 bytes):
+// - page_box false: 3-D {576, page_size, num_pages}, boxes of 128 bytes (bf16: 64 columns; fp8,
+//   kv8: 128 columns, the last box of a row half past its 576 bytes, which land as zeros) x
+//   min(page_size, 64) tokens: one box per 64-column block of a run of tokens on one page;
+// - page_box true (bf16, page_size >= 64): 4-D {64 columns, page_size, 9 blocks, num_pages}
+//   with byte strides {1152, 128, stride_page * 2} (a block's 64 columns, the token, the block,
+//   the page), box {64, 64, 9, 1}: one box per 64-token tile, landing as the kernels' tile layout
+//   ([block][token][128 bytes], 128-byte swizzle; the blocks' stride is below the tokens': TMA
+//   takes any strides that are multiples of 16 bytes).
+// Encoded once per context, cache, dtype, promotion and rank (memoised with the answer). False
+// where the runtime has no tensor maps or the driver refuses this one: the kernel then loads by
+// cp.async.
 bool kv_tensor_map(mla_context* ctx, const void* kv, bool kv8, int page_size, int num_pages, int64_t stride_page,
-                   long l2, uint64_t (&out)[16]) {
+                   long l2, bool page_box, uint64_t (&out)[16]) {
     const long eb = kv8 ? 1 : 2;
-    const mla_context::TensorMapKey key{kv, eb, page_size, num_pages, long(stride_page), l2};
+    const unsigned rank = page_box ? 4 : 3;
+    const mla_context::TensorMapKey key{kv, eb, page_size, num_pages, long(stride_page), l2, long(rank)};
     {
         std::lock_guard<std::mutex> lock(ctx->mutex);
         auto it = ctx->kv_tmaps.find(key);
@@ -100,12 +120,17 @@ bool kv_tensor_map(mla_context* ctx, const void* kv, bool kv8, int page_size, in
             return it->second.ok;
         }
     }
-    const uint64_t dims[3] = {uint64_t(MLA_DECODE_D_QK), uint64_t(page_size), uint64_t(num_pages)};
-    const uint64_t strides[2] = {uint64_t(MLA_DECODE_D_QK * eb), uint64_t(stride_page * eb)};
-    const uint32_t box[3] = {uint32_t(128 / eb), uint32_t(page_size < 64 ? page_size : 64), 1};
+    const uint64_t row = uint64_t(MLA_DECODE_D_QK * eb), page = uint64_t(stride_page * eb);
+    const uint64_t dims3[3] = {uint64_t(MLA_DECODE_D_QK), uint64_t(page_size), uint64_t(num_pages)};
+    const uint64_t strides3[2] = {row, page};
+    const uint32_t box3[3] = {uint32_t(128 / eb), uint32_t(page_size < 64 ? page_size : 64), 1};
+    const uint64_t dims4[4] = {64, uint64_t(page_size), uint64_t(MLA_DECODE_D_QK / 64), uint64_t(num_pages)};
+    const uint64_t strides4[3] = {row, 128, page};
+    const uint32_t box4[4] = {64, 64, uint32_t(MLA_DECODE_D_QK / 64), 1};
     alignas(128) uint64_t map[16] = {};  // the driver writes a 64-byte aligned CUtensorMap
     mla_context::TensorMapEntry e;
-    e.ok = ctx->runtime->encode_tensor_map(map, int(eb), kv, 3, dims, strides, box, unsigned(l2));
+    e.ok = ctx->runtime->encode_tensor_map(map, int(eb), kv, rank, page_box ? dims4 : dims3,
+                                           page_box ? strides4 : strides3, page_box ? box4 : box3, unsigned(l2));
     std::memcpy(e.map, map, sizeof map);
     std::memcpy(out, map, sizeof out);
     std::lock_guard<std::mutex> lock(ctx->mutex);
@@ -408,16 +433,26 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     // 16 and 32 rows (issue_tile_tma), the qm bf16 kernel of 64 rows, whose TMA body is a
     // different schedule (decode_qm_tma.cuh; docs/performance.md, session 8), and the qm fp8
     // kernel of 64 rows, whose TMA body runs S on the fp8 tensor cores (decode_qm8.cuh; session
-    // 20). The 64-row wg kernel has no table row.
-    const bool kv_tma = launch_flag(*d.decode_row, "launch_kv_tma", lr.kv_tma);
-    MLA_CHECK(!kv_tma || kn == "mla_decode_wg_bf16_bf16_m16" || kn == "mla_decode_wg_bf16_bf16_m32" ||
-                  kn == "mla_decode_wg_bf16_bf16_m16_fused" || kn == "mla_decode_wg_bf16_bf16_m32_fused" ||
-                  kn == "mla_decode_qm_bf16_bf16_m64" || kn == "mla_decode_qm_fp8_fp8_m64" ||
-                  kn == "mla_decode_qm_fp8_fp8_m64_ws",
+    // 20). The 64-row wg kernel has no table row. launch_kv_tma 2: as 1, and at pages of >= 64
+    // tokens one 4-D box a tile instead of 9 (a map of rank 4, p.kv_tma 2; session 27); on the
+    // bf16-KV kernels of those (the fp8 map's last box reads past the row, which only the 3-D
+    // map's bounds fill with zeros).
+    const int kv_tma_mode = kv_tma_of(*d.decode_row, lr.kv_tma);
+    const bool kv_tma = kv_tma_mode != 0;
+    const bool bf16_tma_kernel = kn == "mla_decode_wg_bf16_bf16_m16" || kn == "mla_decode_wg_bf16_bf16_m32" ||
+                                 kn == "mla_decode_wg_bf16_bf16_m16_fused" ||
+                                 kn == "mla_decode_wg_bf16_bf16_m32_fused" || kn == "mla_decode_qm_bf16_bf16_m64";
+    MLA_CHECK(!kv_tma || bf16_tma_kernel || kn == "mla_decode_qm_fp8_fp8_m64" || kn == "mla_decode_qm_fp8_fp8_m64_ws",
               MLA_ERROR_TABLE,
-              d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma 1 needs a kernel whose TMA loads are verified "
+              d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma " << kv_tma_mode
+                                 << " needs a kernel whose TMA loads are verified "
                                     "(mla_decode_wg_bf16_bf16_m16 / _m32 and their _fused builds, mla_decode_qm_bf16_bf16_m64, "
                                     "mla_decode_qm_fp8_fp8_m64 and its three-warpgroup build _ws), not " << kn);
+    MLA_CHECK(kv_tma_mode != 2 || bf16_tma_kernel, MLA_ERROR_TABLE,
+              d.decode_row->file << ":" << d.decode_row->line
+                                 << ": launch_kv_tma 2 (page boxes) needs a bf16-KV kernel whose TMA loads are verified "
+                                    "(mla_decode_wg_bf16_bf16_m16 / _m32 and their _fused builds, "
+                                    "mla_decode_qm_bf16_bf16_m64), not " << kn);
     // launch_kv_tma_l2: the tensor map's L2 promotion in bytes, 0 (none), 64, 128 or 256 (absent:
     // 256, the setting of sessions 6-9). Every shipped row says 0 since session 10: at 256 the TMA
     // box pattern streamed 4-9% slower (docs/performance.md, session 10)
@@ -558,8 +593,13 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     // 22); the driver's alignment rules (cache pointer and page stride multiples of 16 bytes) are
     // argument checks above. Otherwise, or where the runtime has no tensor maps, the same kernel
     // loads by cp.async (p.kv_tma = 0).
-    if (kv_tma && a.num_pages > 0 && a.page_size >= MLA_KV_TMA_MIN_PAGE)
-        p.kv_tma = kv_tensor_map(ctx, a.kv_cache, kv8, a.page_size, a.num_pages, kvsp, kv_l2, p.kv_tmap) ? 1 : 0;
+    // launch_kv_tma 2 with bf16 KV in pages of >= 64 tokens: the 4-D map, p.kv_tma 2.
+    if (kv_tma && a.num_pages > 0 && a.page_size >= MLA_KV_TMA_MIN_PAGE) {
+        const bool page_box = kv_tma_mode == 2 && !kv8 && a.page_size >= 64;
+        p.kv_tma = kv_tensor_map(ctx, a.kv_cache, kv8, a.page_size, a.num_pages, kvsp, kv_l2, page_box, p.kv_tmap)
+                       ? (page_box ? 2 : 1)
+                       : 0;
+    }
 
     mla_reduce_params& rp = d.reduce;
     rp.partial_out = pout;

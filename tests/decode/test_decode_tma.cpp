@@ -4,11 +4,14 @@
 // asks for), and a row that the kernel cannot honour is a table error. The kernels' side: codeobjects/sm_90a/decode/kv_load.cuh (issue_tile_tma), docs/kernels.md.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "decode_launch_util.h"
 
@@ -121,10 +124,19 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
     const K ks[] = {
         {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,0", MLA_SUCCESS,
          ""},
-        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,2",
-         MLA_ERROR_TABLE, "launch_kv_tma must be 0 or 1, got 2"},
+        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,2", MLA_SUCCESS,
+         ""},
+        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,3",
+         MLA_ERROR_TABLE, "launch_kv_tma must be 0 (cp.async), 1 (TMA, a box per 64-column block) or 2 (TMA, a box "
+                          "per page of >= 64 tokens), got 3"},
         {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,-1",
-         MLA_ERROR_TABLE, "launch_kv_tma must be 0 or 1, got -1"},
+         MLA_ERROR_TABLE, "launch_kv_tma must be 0 (cp.async), 1 (TMA, a box per 64-column block) or 2 (TMA, a box "
+                          "per page of >= 64 tokens), got -1"},
+        {"bf16,bf16,64,1,0,0,1,1,0,256,231936,mla_decode_qm_bf16_bf16_m64,mla_decode_qm_bf16_bf16.cubin,2", MLA_SUCCESS,
+         ""},
+        // the fp8 qm kernel takes TMA boxes of a 3-D map only (its last box reads past the row)
+        {"bf16,bf16,64,1,0,0,1,1,0,256,231936,mla_decode_qm_fp8_fp8_m64,mla_decode_qm_fp8_fp8.cubin,2",
+         MLA_ERROR_TABLE, "launch_kv_tma 2 (page boxes) needs a bf16-KV kernel whose TMA loads are verified"},
         {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_fp8_m16,mla_decode_wg_bf16_fp8.cubin,1",
          MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel whose TMA loads are verified"},
         {"bf16,bf16,64,1,0,0,1,1,0,256,231936,mla_decode_qm_bf16_bf16_m64,mla_decode_qm_bf16_bf16.cubin,1", MLA_SUCCESS,
@@ -152,12 +164,89 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
         INFO(mla_last_error());
         CHECK(st == k.st);
         if (k.st == MLA_SUCCESS) {
-            const int tma = row.back() == '1' ? 1 : 0;  // the row's launch_kv_tma
+            const int tma = row.back() - '0';  // the row's launch_kv_tma (page 64: 2 gives page boxes)
             CHECK(params_of(fake_rt_launch(0)).kv_tma == tma);
-            CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == tma);
+            CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == (tma ? 1 : 0));
         } else {
             CHECK(std::string(mla_last_error()).find(k.msg) != std::string::npos);
             CHECK(fake_rt_launch_count() == 0);
+        }
+        mla_context_destroy(ctx);
+    }
+}
+
+TEST_CASE("decode launch: launch_kv_tma 2 passes a 4-D map of page boxes where pages hold >= 64 tokens",
+          "[decode][tma]") {
+    // bf16 KV in pages of 64 or more tokens: a map {64 columns, page_size, 9 blocks, num_pages}
+    // with byte strides {1152, 128, page stride} and box {64, 64, 9, 1} (one box a tile, landing as
+    // the kernels' [block][token][128 B] tile), p.kv_tma 2; pages of 8..32 tokens: the 3-D map of
+    // launch_kv_tma 1 (p.kv_tma 1); below 8: cp.async. Kernels of 16, 32 and 64 rows.
+    struct K {
+        int H, ps, tma;
+    };
+    const K ks[] = {{16, 64, 2}, {16, 128, 2}, {32, 64, 2}, {64, 256, 2}, {128, 64, 2},
+                    {16, 32, 1}, {64, 16, 1},  {16, 8, 1},  {16, 4, 0}};
+    for (const K& k : ks) {
+        INFO("heads " << k.H << " page " << k.ps);
+        fake_rt_reset();
+        const std::string src = tables_src() + "/decode/mla_decode.csv";
+        std::ifstream in(src);
+        REQUIRE(in.good());
+        std::string table, line;
+        std::getline(in, line);
+        table = line + "\n";
+        const size_t col = std::count(line.begin(), line.begin() + line.find("launch_kv_tma,"), ',');
+        while (std::getline(in, line)) {  // every row with launch_kv_tma 1 says 2
+            std::vector<std::string> f;
+            std::stringstream ss(line);
+            for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+            if (f.size() > col && f[col] == "1") f[col] = "2";
+            for (size_t i = 0; i < f.size(); ++i) table += (i ? "," : "") + f[i];
+            table += "\n";
+        }
+        const std::string root = fake_root::sm90_decode_root(tables_src(), table);
+        REQUIRE(!root.empty());
+        mla_context* ctx = fake_test::fake_context(root);
+        Call c(3, k.H, 1, k.ps, 700);
+        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
+        INFO(mla_last_error());
+        REQUIRE(st == MLA_SUCCESS);
+        const mla_decode_params p = params_of(fake_rt_launch(0));
+        CHECK(p.kv_tma == k.tma);
+        CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == (k.tma ? 1 : 0));
+        if (k.tma) {
+            const fake_rt_tensor_map_record* t = fake_rt_last_tensor_map();
+            REQUIRE(t != nullptr);
+            CHECK(t->data_type == 9);
+            CHECK(t->base == c.a.kv_cache);
+            CHECK(t->swizzle == 3);
+            if (k.tma == 2) {
+                CHECK(t->rank == 4);
+                CHECK(t->dims[0] == 64);
+                CHECK(t->dims[1] == unsigned(k.ps));
+                CHECK(t->dims[2] == 9);
+                CHECK(t->dims[3] == unsigned(c.a.num_pages));
+                CHECK(t->strides[0] == 1152);
+                CHECK(t->strides[1] == 128);
+                CHECK(t->strides[2] == uint64_t(p.kv_stride_page) * 2);
+                CHECK(t->box[0] == 64);
+                CHECK(t->box[1] == 64);
+                CHECK(t->box[2] == 9);
+                CHECK(t->box[3] == 1);
+            } else {
+                CHECK(t->rank == 3);
+                CHECK(t->box[0] == 64);
+                CHECK(t->box[1] == unsigned(k.ps));
+            }
+        }
+        // the same cache under a launch_kv_tma 1 table is another map (rank 3), not the memoised one
+        if (k.tma == 2) {
+            mla_context* one = make_ctx();
+            const int n = fake_rt_launch_count();
+            REQUIRE(mla_decode_fwd(one, &c.a, nullptr) == MLA_SUCCESS);
+            CHECK(params_of(fake_rt_launch(n)).kv_tma == 1);
+            CHECK(fake_rt_last_tensor_map()->rank == 3);
+            mla_context_destroy(one);
         }
         mla_context_destroy(ctx);
     }

@@ -57,13 +57,16 @@ struct mla_decode_params {
     int32_t out_fp32;               /* 1: out is fp32 [total_q, H, 512] (strides in floats), 0: bf16
                                      * (the wgmma families; the mma.sync fallback writes bf16 only) */
     const int32_t* g_kv_indptr;     /* [B+1] global KV lengths (W > 1), NULL otherwise           */
-    int32_t kv_tma;                 /* 1: bf16 KV tiles load by TMA through kv_tmap (wgmma
-                                     * kernels mla_decode_wg_bf16_bf16_*; the table row's
-                                     * launch_kv_tma), 0: cp.async                                */
+    int32_t kv_tma;                 /* 1: KV tiles load by TMA through kv_tmap, a box per
+                                     * 64-column block (the table row's launch_kv_tma 1 or 2);
+                                     * 2: a box per 64-token tile through the 4-D map below (row
+                                     * launch_kv_tma 2, bf16 KV, page_size >= 64); 0: cp.async    */
     int32_t kv_tmap_pad[3];         /* puts kv_tmap at byte 240 (below)                          */
-    /* CUtensorMap (cuTensorMapEncodeTiled) of the KV cache when kv_tma: bf16, 3-D {576,
-     * page_size, num_pages}, strides {1152 bytes, kv_stride_page * 2 bytes}, box {64,
-     * min(page_size, 64), 1}, 128-byte swizzle; opaque to the host code. TMA reads it in place
+    /* CUtensorMap (cuTensorMapEncodeTiled) of the KV cache when kv_tma: kv_tma 1, bf16, 3-D
+     * {576, page_size, num_pages}, strides {1152 bytes, kv_stride_page * 2 bytes}, box {64,
+     * min(page_size, 64), 1} (fp8: bytes, box {128, ..}); kv_tma 2, bf16, 4-D {64, page_size, 9,
+     * num_pages}, strides {1152, 128, kv_stride_page * 2 bytes}, box {64, 64, 9, 1}; 128-byte
+     * swizzle; opaque to the host code. TMA reads it in place
      * (the kernels take the params __grid_constant__) and needs it 64-byte aligned. The struct
      * keeps 8-byte alignment, so that it starts the kernel's parameter space (libmla launches
      * with a packed argument buffer, which the driver copies there; an over-aligned struct

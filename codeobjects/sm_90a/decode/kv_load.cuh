@@ -91,6 +91,17 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* tmap, int 
 #endif
 }
 
+// One box of a 4-D TMA tensor map at element coordinates (c0, c1, c2, c3) to shared dst, completing
+// on mbarrier bar: the page boxes of p.kv_tma 2 (issue_tile_tma_tpt).
+__device__ __forceinline__ void tma_load_4d(uint32_t dst, const void* tmap, int c0, int c1, int c2, int c3,
+                                            uint32_t bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(
+            dst),
+        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+        : "memory");
+}
+
 // tma_load_3d into the same shared-memory offset `dst` of both CTAs of a 2-CTA cluster (mask 0b11),
 // each completing its bytes on the mbarrier at offset `bar` of that CTA (the qm pair,
 // cluster_pair.cuh).
@@ -260,6 +271,12 @@ __device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla
 // (TPT = 2, kBlocks 0x1F; the fp8 qm body, decode_qm8.cuh): an fp8 cache whose tensor map has
 // boxes of {128 bytes, min(page_size, 64), 1}: 5 boxes per run, at columns 128 b, the last one
 // half past the row (its 64 out-of-bounds bytes land as zeros); the same 8 KB per block.
+// p.kv_tma 2 (the row's launch_kv_tma 2, bf16 KV in pages of >= 64 tokens: the host encoded the
+// 4-D map {64 columns, page_size, 9 blocks, num_pages}, decode_check.cpp): a tile is one run
+// (tiles start on 64-token boundaries of a page), and token 0's thread issues one box of all 9
+// blocks ({64, 64, 9, 1}, 73.7 KB) instead of 9 boxes; the same bytes, layout and arrivals. Taken
+// by the whole-tile issue only (not kPair, a kBlocks subset or kCols 128: their hooks need a row
+// with launch_kv_tma 1).
 template <int TPT, bool kPair = false, unsigned kBlocks = 0x1FFu, bool kFlags = true, int kCols = 64>
 __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, const mla_dec::Work& w, int tile,
                                                    int n_tiles, int stage, uint32_t slot, int* tok, uint32_t bar,
@@ -279,6 +296,12 @@ __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, c
     if (kFlags) tok[lt] = row != nullptr ? 1 : 0;
     const int psz = 1 << p.page_size_log2, box_rows = min(psz, kTN);
     if (row != nullptr && (lt == 0 || (j & (psz - 1)) == 0)) {
+        constexpr bool kPageBox = !kPair && kBlocks == 0x1FFu && kCols == 64;
+        if (kPageBox && p.kv_tma == 2) {
+            mbar_arrive_tx(bar, 9 * kTN * 128);
+            tma_load_4d(slot + lt * 128, p.kv_tmap, 0, j & (psz - 1), 0, pf.page, bar);
+            return;
+        }
         mbar_arrive_tx(bar, kBlockCount * box_rows * 128);
         if constexpr (kPair) {
             for (int b = rank ? 5 : 0; b < (rank ? 9 : 5); ++b)
