@@ -966,12 +966,15 @@ typedef struct mla_decode_args {
  * cudaGridDependencySynchronize) before it reads out or lse, as every programmatic launch must.
  * A driver that refuses the attribute gets a plain launch. sm_90a only.
  * out_dtype (bf16 or fp32) is a run-time flag of both kernels, not a table key: the same rows
- * and symbols run either. Where the decode row says launch_kv_tma 1 (bf16 Q and KV: 16-, 32-
- * and 64-row tiles) and page_size >= 8, the kernel loads KV tiles by TMA through a tensor map of kv_cache
- * that the call encodes (cuTensorMapEncodeTiled, once per context and cache; its L2 promotion is
- * the row's launch_kv_tma_l2 in bytes, 0 / 64 / 128 / 256, absent = 256); without it (no
- * such driver entry point, or the driver refuses the map) the same kernel loads by cp.async,
- * with the same results.
+ * and symbols run either. Where the decode row says launch_kv_tma 1 or 2 (bf16 Q and KV: 16-,
+ * 32- and 64-row tiles; fp8 Q and KV: 64-row tiles, 1 only) and page_size >= 8, the kernel loads
+ * KV tiles by TMA through a tensor map of kv_cache that the call encodes (cuTensorMapEncodeTiled,
+ * once per context and cache; its L2 promotion is the row's launch_kv_tma_l2 in bytes, 0 / 64 /
+ * 128 / 256, absent = 256): 1, one box per 64-column block of a page run (9 a 64-token tile);
+ * 2 (the shipped bf16 rows since session 27), where the KV is bf16 in pages of >= 64 tokens, one
+ * box per 64-token tile through a 4-D map, and as 1 otherwise. Without a map (no such driver
+ * entry point, or the driver refuses it) the same kernel loads by cp.async, with the same
+ * results.
  * MLA_ERROR_INVALID_ARGUMENT: null or misaligned pointer (q, kv_cache, out 16-byte aligned; q,
  * kv and out strides multiples of 16 bytes, i.e. out strides multiples of 8 bf16 / 4 fp32
  * elements; index arrays 4-byte, work_info_set and workspace 16-byte aligned), out_dtype other
@@ -989,9 +992,10 @@ typedef struct mla_decode_args {
  * MLA_ERROR_UNSUPPORTED_SHAPE: the head plan rejects the shape, the context is not
  * sm_90a, or out_dtype fp32 with a row naming the mma.sync fallback kernel.
  * MLA_ERROR_NO_KERNEL: no table row for the key. MLA_ERROR_TABLE: a row whose launch_threads /
- * launch_smem disagree with the kernel build, a launch_kv_tma other than 0 / 1 or 1 on a kernel
- * other than mla_decode_wg_bf16_bf16_m16 / _m32, their _fused builds and
- * mla_decode_qm_bf16_bf16_m64 (the ones its TMA loads are verified on), a launch_kv_tma_l2 other than 0 / 64 / 128 / 256, a reducer row
+ * launch_smem disagree with the kernel build, a launch_kv_tma other than 0 / 1 / 2, 1 on a kernel
+ * other than mla_decode_wg_bf16_bf16_m16 / _m32, their _fused builds, mla_decode_qm_bf16_bf16_m64
+ * and mla_decode_qm_fp8_fp8_m64 (the ones its TMA loads are verified on), 2 on a kernel other than
+ * the bf16-KV ones of those, a launch_kv_tma_l2 other than 0 / 64 / 128 / 256, a reducer row
  * that breaks its kernel's launch contract (launch_units_per_cta, launch_threads;
  * reduce_params.h), a launch_pdl or launch_fused other than 0 / 1, a launch_cluster other than
  * 1 / 2 (the decode grid as thread-block clusters; no shipped row sets it), or a decode row keyed

@@ -825,12 +825,12 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         CHECK((f[11] == fam + f[0] + "_" + f[1] + "_m" + f[2] + (ws ? "_ws" : "") ||
                (f[0] == "bf16" && f[1] == "bf16" && !qm && f[11] == fam + "bf16_bf16_m" + f[2] + "_fused")));
         CHECK(f[12] == fam + f[0] + "_" + f[1] + ".cubin");
-        // TMA loads: the bf16-KV wgmma kernels (wg 16 / 32 rows, qm 64) and the qm fp8 kernel (fp8 Q
-        // and KV, 64 rows: decode_qm8.cuh) use them
-        CHECK(f[13] == ((f[0] == "bf16" && f[1] == "bf16" && f[11].rfind("mla_decode_ra_", 0) != 0) ||
-                                (f[0] == "fp8" && f[1] == "fp8" && qm)
-                            ? "1"
-                            : "0"));
+        // TMA loads: the bf16-KV wgmma kernels (wg 16 / 32 rows, qm 64) with page boxes (2: one 4-D
+        // box a tile at pages >= 64; session 27) and the qm fp8 kernel (fp8 Q and KV, 64 rows:
+        // decode_qm8.cuh) with a box per 64-column block (1)
+        CHECK(f[13] == (f[0] == "bf16" && f[1] == "bf16" && f[11].rfind("mla_decode_ra_", 0) != 0 ? "2"
+                        : f[0] == "fp8" && f[1] == "fp8" && qm                                     ? "1"
+                                                                                                    : "0"));
         // every decode kernel starts with griddepcontrol.wait: launched as a programmatic dependent launch
         CHECK(f[14] == "1");
         // the TMA map's L2 promotion: none on every row (session 10: the 256-byte promotion cost

@@ -19,7 +19,8 @@ using namespace decode_test;
 
 TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the KV cache", "[decode][tma]") {
     // kv_tma and the map's geometry per shape: bf16 KV on the transposed kernels (16, 32 heads) and
-    // the qm kernel (64, 128 heads) at page size >= 8, and fp8 Q with fp8 KV on the qm kernel (64-row
+    // the qm kernel (64, 128 heads) at page size >= 8 (the rows' launch_kv_tma 2: page boxes, a 4-D
+    // map, at pages >= 64; the 3-D map below), and fp8 Q with fp8 KV on the qm kernel (64-row
     // tiles: a map of bytes, boxes of 128 columns, decode_qm8.cuh); page sizes 1 and 4, bf16 Q with
     // fp8 KV, and fp8 KV on 16-row tiles load otherwise
     struct K {
@@ -27,10 +28,10 @@ TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the KV cac
         mla_dtype q, kv;
         int tma;
     };
-    const K ks[] = {{16, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},  {32, 16, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},
-                    {16, 8, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},   {16, 128, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},
+    const K ks[] = {{16, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 2},  {32, 16, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},
+                    {16, 8, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},   {16, 128, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 2},
                     {16, 4, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},   {16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},
-                    {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},  {16, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
+                    {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 2},  {16, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
                     {128, 16, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1}, {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
                     {64, 4, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},
                     {16, 64, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 0},
@@ -47,8 +48,8 @@ TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the KV cac
         REQUIRE(st == MLA_SUCCESS);
         const mla_decode_params p = params_of(fake_rt_launch(0));
         CHECK(p.kv_tma == k.tma);
-        CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == k.tma);
-        if (k.tma) {
+        CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == (k.tma ? 1 : 0));
+        if (k.tma == 1) {  // the 3-D map (the 4-D one: the launch_kv_tma 2 test below)
             const unsigned eb = k.kv == MLA_DTYPE_FP8_E4M3FN ? 1 : 2;  // bytes per KV element
             uint64_t head[2];
             std::memcpy(head, p.kv_tmap, sizeof head);
@@ -196,17 +197,15 @@ TEST_CASE("decode launch: launch_kv_tma 2 passes a 4-D map of page boxes where p
         std::getline(in, line);
         table = line + "\n";
         const size_t col = std::count(line.begin(), line.begin() + line.find("launch_kv_tma,"), ',');
-        while (std::getline(in, line)) {  // every row with launch_kv_tma 1 says 2
+        while (std::getline(in, line)) {  // the project's table, where every TMA row says 1
             std::vector<std::string> f;
             std::stringstream ss(line);
             for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-            if (f.size() > col && f[col] == "1") f[col] = "2";
+            if (f.size() > col && f[col] == "2") f[col] = "1";
             for (size_t i = 0; i < f.size(); ++i) table += (i ? "," : "") + f[i];
             table += "\n";
         }
-        const std::string root = fake_root::sm90_decode_root(tables_src(), table);
-        REQUIRE(!root.empty());
-        mla_context* ctx = fake_test::fake_context(root);
+        mla_context* ctx = make_ctx();  // the project's table: the bf16/bf16 rows say 2
         Call c(3, k.H, 1, k.ps, 700);
         const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
         INFO(mla_last_error());
@@ -239,9 +238,11 @@ TEST_CASE("decode launch: launch_kv_tma 2 passes a 4-D map of page boxes where p
                 CHECK(t->box[1] == unsigned(k.ps));
             }
         }
-        // the same cache under a launch_kv_tma 1 table is another map (rank 3), not the memoised one
+        // the same cache under a launch_kv_tma 1 table: the 3-D map (p.kv_tma 1)
         if (k.tma == 2) {
-            mla_context* one = make_ctx();
+            const std::string root = fake_root::sm90_decode_root(tables_src(), table);
+            REQUIRE(!root.empty());
+            mla_context* one = fake_test::fake_context(root);
             const int n = fake_rt_launch_count();
             REQUIRE(mla_decode_fwd(one, &c.a, nullptr) == MLA_SUCCESS);
             CHECK(params_of(fake_rt_launch(n)).kv_tma == 1);

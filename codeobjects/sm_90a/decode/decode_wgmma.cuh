@@ -114,7 +114,8 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             else
                 issue_tile<KV8>(p, w, tile, n_tiles, slot, tokok + stage * kTN, tid, pg);
         };
-        const bool early = MLA_WG_EARLY && N == 16 && tma;  // (wg_common.cuh; 32 / 64 rows spill with it)
+        // (wg_common.cuh; 64 rows spill with it; 32 rows: MLA_WG_EARLY32)
+        const bool early = MLA_WG_EARLY && (N == 16 || (MLA_WG_EARLY32 && N == 32 && C::NC == 1)) && tma;
         // (a loop to `ahead` compiles to a different, unverified cubin: docs/runs/session10-build-checks.txt)
         const int ahead = early ? C::STAGES : C::STAGES - 1;  // tiles issued before the loop
 #pragma unroll

@@ -50,6 +50,13 @@
 #ifndef MLA_WG_EARLY
 #define MLA_WG_EARLY 1
 #endif
+// -DMLA_WG_EARLY32=1 (session 27): the 32-row bf16-KV kernels (one MMA warpgroup) on the early
+// refill and the decoupled warpgroups too, as the 16-row ones: warpgroup 1, idle at 32 rows, issues
+// each slot's next tile once the MMA warpgroup is done with it, so two tiles are in flight; at 0
+// (as in sessions 10-26) the next tile is issued at barrier A, after the current one has landed.
+#ifndef MLA_WG_EARLY32
+#define MLA_WG_EARLY32 0
+#endif
 // Measurement hook (session 14; shipped 0): -DMLA_WG_TMA_ONLY=1 makes the 16-row bf16-KV kernel
 // assume the host's tensor map and drops its cp.async path, to test whether that code costs time
 // (invalid, and may fault or hang, without a tensor map: page size below 8, or launch_kv_tma 0).
