@@ -958,9 +958,9 @@ typedef struct mla_decode_args {
  * resident while the kernel ahead of it in the stream finishes, and wait for that kernel's
  * completion (griddepcontrol.wait) before they read what it writes (the reducers read the plan,
  * which the decode does not write, before their wait); the reducer so starts as the decode's CTAs
- * exit or trigger. The 16-row bf16 decode kernels, where they load by TMA (page_size >= 8),
+ * exit or trigger. The 16- and 32-row bf16 decode kernels, where they load by TMA (page_size >= 8),
  * trigger their dependents once each CTA's last KV tile has landed
- * (griddepcontrol.launch_dependents, sm_90a since session 25), so a kernel
+ * (griddepcontrol.launch_dependents, sm_90a since session 25; 32 rows since session 27), so a kernel
  * the caller launches programmatically right after this call (when no reducer follows) may start
  * before the decode's last CTAs finish: it must wait (griddepcontrol.wait, e.g.
  * cudaGridDependencySynchronize) before it reads out or lse, as every programmatic launch must.

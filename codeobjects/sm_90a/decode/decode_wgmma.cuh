@@ -96,7 +96,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         }
         if (!(fr ? mla_dec::load_work_rec(p, fa, fb, N, w) : mla_dec::load_work(p, wi, N, w))) continue;
         const int n_tiles = w.tiles(kTN);
-        [[maybe_unused]] const bool tr = MLA_WG_TRACE && N == 16 && wi == w_begin;  // (MLA_WG_TRACE: the 16-row first work)
+        [[maybe_unused]] const bool tr = MLA_WG_TRACE && (N == 16 || N == 32) && wi == w_begin;  // (MLA_WG_TRACE: the 16- / 32-row first work)
         MLA_TRACE(tr && tid == 0, 2);
 
         fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
@@ -296,7 +296,7 @@ __device__ __forceinline__ void decode_wg_dispatch(const mla_decode_params& p, c
 // launched as a programmatic dependent launch (mla_decode.csv launch_pdl 1): its CTAs become
 // resident while the kernel ahead finishes, and read nothing before that kernel's writes are
 // visible. No decode kernel triggers its dependents (griddepcontrol.launch_dependents) before
-// this wait; the 16-row ring body triggers after it, once the CTA's last tile has landed
+// this wait; the 16- and 32-row ring body triggers after it, once the CTA's last tile has landed
 // (MLA_WG_LATE_TRIG, wg_common.cuh): the whole-tile, wide and slim reducers (reduce/mla_reduce.cu) read
 // the plan before their own wait, which is safe only while the reducer's grid starts after every
 // decode CTA has passed this wait.

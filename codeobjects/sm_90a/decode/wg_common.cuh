@@ -22,7 +22,8 @@
 // stale slots (the MMA warpgroup's time per tile, with no load beside it); -DMLA_WG_SPIN=N makes
 // the MMA warpgroup spin N clocks per tile after its MMAs (with MLA_WG_ABLATE=4: a slot held N
 // clocks with no shared-memory traffic). NOLOAD turns MLA_WG_DEC off (decode_wgmma.cuh).
-// Decoupled warpgroups (session 11; the 16-row body on TMA with the early refill): the MMA
+// Decoupled warpgroups (session 11; the 16-row body on TMA with the early refill, and the 32-row
+// one since session 27, MLA_WG_EARLY32): the MMA
 // warpgroup waits for each tile itself, zeroes masked rows from the flags, and arrives on a named
 // barrier EMPTY (per slot parity) once the tile's MMAs are done; warpgroup 1 syncs on it and issues
 // the slot's next tile (issue_tile_tma_wg, 2 threads per token), as the qm TMA body does. No CTA
@@ -50,12 +51,14 @@
 #ifndef MLA_WG_EARLY
 #define MLA_WG_EARLY 1
 #endif
-// -DMLA_WG_EARLY32=1 (session 27): the 32-row bf16-KV kernels (one MMA warpgroup) on the early
-// refill and the decoupled warpgroups too, as the 16-row ones: warpgroup 1, idle at 32 rows, issues
-// each slot's next tile once the MMA warpgroup is done with it, so two tiles are in flight; at 0
-// (as in sessions 10-26) the next tile is issued at barrier A, after the current one has landed.
+// MLA_WG_EARLY32 (session 27, shipped 1): the 32-row bf16-KV kernels (one MMA warpgroup) on the
+// early refill and the decoupled warpgroups too, as the 16-row ones: warpgroup 1, idle at 32 rows,
+// issues each slot's next tile once the MMA warpgroup is done with it, so two tiles are in flight.
+// -DMLA_WG_EARLY32=0 (sessions 10-26): the next tile issued by all 256 threads at barrier A, after
+// the current one has landed. Measured (session 27 call 2, with page boxes): 16 heads x MTP 2
+// 172.7 -> 166.6 µs, 32 heads 172.8 -> 166.2, 16 x MTP 2 at page 16 187.5 -> 168.4.
 #ifndef MLA_WG_EARLY32
-#define MLA_WG_EARLY32 0
+#define MLA_WG_EARLY32 1
 #endif
 // Measurement hook (session 14; shipped 0): -DMLA_WG_TMA_ONLY=1 makes the 16-row bf16-KV kernel
 // assume the host's tensor map and drops its cp.async path, to test whether that code costs time
@@ -76,7 +79,8 @@
 #define MLA_WG_FASTSTART 1
 #endif
 
-// Late trigger (session 25, the ring body's decoupled path, i.e. the 16-row bf16 kernels; shipped
+// Late trigger (session 25, the ring body's decoupled path, i.e. the 16-row bf16 kernels, and the
+// 32-row ones since session 27 (MLA_WG_EARLY32); shipped
 // 1): the MMA warpgroup's thread 0 triggers the dependent launch (griddepcontrol.launch_dependents)
 // once the CTA's last tile has landed, so the reducer grid is scheduled during the CTAs' last MMAs
 // and epilogues instead of after the last CTA exits. Safe for the reducers' plan reads before

@@ -36,7 +36,7 @@ using mla_lse::add4;
 using mla_lse::finite_lse;
 
 // Launched as a programmatic dependent launch (mla_reduce.csv launch_pdl), the reducer's grid is
-// launched as the decode kernel's CTAs exit (their implicit trigger; the 16-row bf16 kernels
+// launched as the decode kernel's CTAs exit (their implicit trigger; the 16- and 32-row bf16 kernels
 // trigger once each CTA's last tile has landed, MLA_WG_LATE_TRIG since session 25), so its CTAs
 // may start while the last decode CTAs still write partials: wait until that grid has finished
 // and its writes are visible (returns at once after a plain launch). A trigger at the start of
