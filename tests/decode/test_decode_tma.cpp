@@ -176,79 +176,71 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
     }
 }
 
+// The project's mla_decode.csv (header and rows) with every launch_kv_tma 2 made 1: the 3-D map
+// tables of sessions 6-26.
+static std::string table_with_3d_boxes() {
+    std::ifstream in(tables_src() + "/decode/mla_decode.csv");
+    REQUIRE(in.good());
+    std::string line;
+    std::getline(in, line);
+    std::string table = line + "\n";
+    const size_t col = std::count(line.begin(), line.begin() + line.find("launch_kv_tma,"), ',');
+    while (std::getline(in, line)) {
+        std::vector<std::string> f;
+        std::stringstream ss(line);
+        for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+        if (f.size() > col && f[col] == "2") f[col] = "1";
+        for (size_t i = 0; i < f.size(); ++i) table += (i ? "," : "") + f[i];
+        table += "\n";
+    }
+    return table;
+}
+
 TEST_CASE("decode launch: launch_kv_tma 2 passes a 4-D map of page boxes where pages hold >= 64 tokens",
           "[decode][tma]") {
-    // bf16 KV in pages of 64 or more tokens: a map {64 columns, page_size, 9 blocks, num_pages}
-    // with byte strides {1152, 128, page stride} and box {64, 64, 9, 1} (one box a tile, landing as
-    // the kernels' [block][token][128 B] tile), p.kv_tma 2; pages of 8..32 tokens: the 3-D map of
-    // launch_kv_tma 1 (p.kv_tma 1); below 8: cp.async. Kernels of 16, 32 and 64 rows.
-    struct K {
-        int H, ps, tma;
-    };
-    const K ks[] = {{16, 64, 2}, {16, 128, 2}, {32, 64, 2}, {64, 256, 2}, {128, 64, 2},
-                    {16, 32, 1}, {64, 16, 1},  {16, 8, 1},  {16, 4, 0}};
-    for (const K& k : ks) {
-        INFO("heads " << k.H << " page " << k.ps);
+    // the project's bf16/bf16 rows say 2: at pages of 64 or more tokens a map {64 columns,
+    // page_size, 9 blocks, num_pages} with byte strides {1152, 128, page stride} and box {64, 64,
+    // 9, 1} (one box a tile, landing as the kernels' [block][token][128 B] tile), p.kv_tma 2, on
+    // the 16-, 32- and 64-row kernels, memoised per cache; pages of 8..32 tokens keep the 3-D map
+    // (the test above). The same calls under a launch_kv_tma 1 table: the 3-D map, p.kv_tma 1.
+    const std::string root1 = fake_root::sm90_decode_root(tables_src(), table_with_3d_boxes());
+    REQUIRE(!root1.empty());
+    const int shapes[][2] = {{16, 64}, {16, 128}, {32, 64}, {64, 256}, {128, 64}};  // heads, page size
+    for (const auto& hp : shapes) {
+        INFO("heads " << hp[0] << " page " << hp[1]);
         fake_rt_reset();
-        const std::string src = tables_src() + "/decode/mla_decode.csv";
-        std::ifstream in(src);
-        REQUIRE(in.good());
-        std::string table, line;
-        std::getline(in, line);
-        table = line + "\n";
-        const size_t col = std::count(line.begin(), line.begin() + line.find("launch_kv_tma,"), ',');
-        while (std::getline(in, line)) {  // the project's table, where every TMA row says 1
-            std::vector<std::string> f;
-            std::stringstream ss(line);
-            for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-            if (f.size() > col && f[col] == "2") f[col] = "1";
-            for (size_t i = 0; i < f.size(); ++i) table += (i ? "," : "") + f[i];
-            table += "\n";
-        }
-        mla_context* ctx = make_ctx();  // the project's table: the bf16/bf16 rows say 2
-        Call c(3, k.H, 1, k.ps, 700);
-        const mla_status st = mla_decode_fwd(ctx, &c.a, nullptr);
-        INFO(mla_last_error());
-        REQUIRE(st == MLA_SUCCESS);
+        mla_context* ctx = make_ctx();
+        Call c(3, hp[0], 1, hp[1], 700);
+        REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
         const mla_decode_params p = params_of(fake_rt_launch(0));
-        CHECK(p.kv_tma == k.tma);
-        CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == (k.tma ? 1 : 0));
-        if (k.tma) {
-            const fake_rt_tensor_map_record* t = fake_rt_last_tensor_map();
-            REQUIRE(t != nullptr);
-            CHECK(t->data_type == 9);
-            CHECK(t->base == c.a.kv_cache);
-            CHECK(t->swizzle == 3);
-            if (k.tma == 2) {
-                CHECK(t->rank == 4);
-                CHECK(t->dims[0] == 64);
-                CHECK(t->dims[1] == unsigned(k.ps));
-                CHECK(t->dims[2] == 9);
-                CHECK(t->dims[3] == unsigned(c.a.num_pages));
-                CHECK(t->strides[0] == 1152);
-                CHECK(t->strides[1] == 128);
-                CHECK(t->strides[2] == uint64_t(p.kv_stride_page) * 2);
-                CHECK(t->box[0] == 64);
-                CHECK(t->box[1] == 64);
-                CHECK(t->box[2] == 9);
-                CHECK(t->box[3] == 1);
-            } else {
-                CHECK(t->rank == 3);
-                CHECK(t->box[0] == 64);
-                CHECK(t->box[1] == unsigned(k.ps));
-            }
+        CHECK(p.kv_tma == 2);
+        CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == 1);
+        const fake_rt_tensor_map_record* t = fake_rt_last_tensor_map();
+        REQUIRE(t != nullptr);
+        CHECK(t->data_type == 9);
+        CHECK(t->base == c.a.kv_cache);
+        CHECK(t->swizzle == 3);
+        CHECK(t->rank == 4);
+        const unsigned long long dims[4] = {64, unsigned(hp[1]), 9, unsigned(c.a.num_pages)};
+        const unsigned long long strides[3] = {1152, 128, uint64_t(p.kv_stride_page) * 2};
+        const unsigned box[4] = {64, 64, 9, 1};
+        for (int i = 0; i < 4; ++i) {
+            CHECK(t->dims[i] == dims[i]);
+            CHECK(t->box[i] == box[i]);
+            CHECK(t->element_strides[i] == 1);
+            if (i < 3) CHECK(t->strides[i] == strides[i]);
         }
-        // the same cache under a launch_kv_tma 1 table: the 3-D map (p.kv_tma 1)
-        if (k.tma == 2) {
-            const std::string root = fake_root::sm90_decode_root(tables_src(), table);
-            REQUIRE(!root.empty());
-            mla_context* one = fake_test::fake_context(root);
-            const int n = fake_rt_launch_count();
-            REQUIRE(mla_decode_fwd(one, &c.a, nullptr) == MLA_SUCCESS);
-            CHECK(params_of(fake_rt_launch(n)).kv_tma == 1);
-            CHECK(fake_rt_last_tensor_map()->rank == 3);
-            mla_context_destroy(one);
-        }
+        // memoised: the same cache again is not encoded again
+        REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
+        CHECK(fake_rt_call_count("cuTensorMapEncodeTiled") == 1);
+        // a launch_kv_tma 1 table: the 3-D map of boxes per 64-column block
+        mla_context* one = fake_test::fake_context(root1);
+        const int n = fake_rt_launch_count();
+        REQUIRE(mla_decode_fwd(one, &c.a, nullptr) == MLA_SUCCESS);
+        CHECK(params_of(fake_rt_launch(n)).kv_tma == 1);
+        CHECK(fake_rt_last_tensor_map()->rank == 3);
+        CHECK(fake_rt_last_tensor_map()->box[1] == 64);
+        mla_context_destroy(one);
         mla_context_destroy(ctx);
     }
 }
