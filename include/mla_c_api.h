@@ -994,7 +994,7 @@ typedef struct mla_decode_args {
  * MLA_ERROR_NO_KERNEL: no table row for the key. MLA_ERROR_TABLE: a row whose launch_threads /
  * launch_smem disagree with the kernel build, a launch_kv_tma other than 0 / 1 / 2, 1 on a kernel
  * other than mla_decode_wg_bf16_bf16_m16 / _m32, their _fused builds, mla_decode_qm_bf16_bf16_m64
- * and mla_decode_qm_fp8_fp8_m64 (the ones its TMA loads are verified on), 2 on a kernel other than
+ * and mla_decode_qm_fp8_fp8_m64 / _ws (the ones its TMA loads are verified on), 2 on a kernel other than
  * the bf16-KV ones of those, a launch_kv_tma_l2 other than 0 / 64 / 128 / 256, a reducer row
  * that breaks its kernel's launch contract (launch_units_per_cta, launch_threads;
  * reduce_params.h), a launch_pdl or launch_fused other than 0 / 1, a launch_cluster other than

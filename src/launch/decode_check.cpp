@@ -57,7 +57,7 @@ int kv_tma_of(const reg::Row& row, long value) {
     if (value == mla_context::LaunchRow::kAbsent) return 0;
     MLA_CHECK(value >= 0 && value <= 2, MLA_ERROR_TABLE,
               row.file << ":" << row.line << ": launch_kv_tma must be 0 (cp.async), 1 (TMA, a box per 64-column "
-                          "block) or 2 (TMA, a box per page of >= 64 tokens), got " << value);
+                          "block) or 2 (TMA, a box per 64-token tile where pages hold >= 64 tokens), got " << value);
     return int(value);
 }
 
@@ -442,17 +442,17 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     const bool bf16_tma_kernel = kn == "mla_decode_wg_bf16_bf16_m16" || kn == "mla_decode_wg_bf16_bf16_m32" ||
                                  kn == "mla_decode_wg_bf16_bf16_m16_fused" ||
                                  kn == "mla_decode_wg_bf16_bf16_m32_fused" || kn == "mla_decode_qm_bf16_bf16_m64";
+    MLA_CHECK(kv_tma_mode != 2 || bf16_tma_kernel, MLA_ERROR_TABLE,
+              d.decode_row->file << ":" << d.decode_row->line
+                                 << ": launch_kv_tma 2 (page boxes) needs a bf16-KV kernel whose TMA loads are verified "
+                                    "(mla_decode_wg_bf16_bf16_m16 / _m32 and their _fused builds, "
+                                    "mla_decode_qm_bf16_bf16_m64), not " << kn);
     MLA_CHECK(!kv_tma || bf16_tma_kernel || kn == "mla_decode_qm_fp8_fp8_m64" || kn == "mla_decode_qm_fp8_fp8_m64_ws",
               MLA_ERROR_TABLE,
               d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma " << kv_tma_mode
                                  << " needs a kernel whose TMA loads are verified "
                                     "(mla_decode_wg_bf16_bf16_m16 / _m32 and their _fused builds, mla_decode_qm_bf16_bf16_m64, "
                                     "mla_decode_qm_fp8_fp8_m64 and its three-warpgroup build _ws), not " << kn);
-    MLA_CHECK(kv_tma_mode != 2 || bf16_tma_kernel, MLA_ERROR_TABLE,
-              d.decode_row->file << ":" << d.decode_row->line
-                                 << ": launch_kv_tma 2 (page boxes) needs a bf16-KV kernel whose TMA loads are verified "
-                                    "(mla_decode_wg_bf16_bf16_m16 / _m32 and their _fused builds, "
-                                    "mla_decode_qm_bf16_bf16_m64), not " << kn);
     // launch_kv_tma_l2: the tensor map's L2 promotion in bytes, 0 (none), 64, 128 or 256 (absent:
     // 256, the setting of sessions 6-9). Every shipped row says 0 since session 10: at 256 the TMA
     // box pattern streamed 4-9% slower (docs/performance.md, session 10)

@@ -129,10 +129,10 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
          ""},
         {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,3",
          MLA_ERROR_TABLE, "launch_kv_tma must be 0 (cp.async), 1 (TMA, a box per 64-column block) or 2 (TMA, a box "
-                          "per page of >= 64 tokens), got 3"},
+                          "per 64-token tile where pages hold >= 64 tokens), got 3"},
         {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,-1",
          MLA_ERROR_TABLE, "launch_kv_tma must be 0 (cp.async), 1 (TMA, a box per 64-column block) or 2 (TMA, a box "
-                          "per page of >= 64 tokens), got -1"},
+                          "per 64-token tile where pages hold >= 64 tokens), got -1"},
         {"bf16,bf16,64,1,0,0,1,1,0,256,231936,mla_decode_qm_bf16_bf16_m64,mla_decode_qm_bf16_bf16.cubin,2", MLA_SUCCESS,
          ""},
         // the fp8 qm kernel takes TMA boxes of a 3-D map only (its last box reads past the row)

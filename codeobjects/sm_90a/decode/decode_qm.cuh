@@ -160,18 +160,22 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
     }
 }
 
-// With a tensor map of the cache (p.kv_tma: the table row says launch_kv_tma 1 and the host could
-// encode the map, page size >= 8; 64-byte aligned in the parameter space): bf16 Q and KV run the
-// decoupled warpgroups of decode_qm_tma.cuh, fp8 Q and KV the fp8 tensor-core body of
+// With a tensor map of the cache (p.kv_tma: the table row says launch_kv_tma 1 or 2 and the host
+// could encode the map, page size >= 8; 64-byte aligned in the parameter space): bf16 Q and KV run
+// the decoupled warpgroups of decode_qm_tma.cuh, fp8 Q and KV the fp8 tensor-core body of
 // decode_qm8.cuh. Otherwise (bf16 Q with fp8 KV, page sizes below 8, no map) this file's body,
-// which is also what an MLA_QM_ABLATE build measures whatever the call passes.
+// which is also what an MLA_QM_ABLATE build measures whatever the call passes. The seesaw body
+// (MLA_QM_SEESAW) issues block subsets of the 3-D map only: it runs where p.kv_tma is 1, and a
+// page-box map (2) takes the TMA body.
 template <int M, bool Q8, bool KV8>
 __device__ __forceinline__ void decode_qm_dispatch(const mla_decode_params& p, char* smem) {
     if constexpr (Q8 == KV8 && MLA_QM_ABLATE == 0) {
         if (p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0) {
             if constexpr (KV8) mla_q8::decode_qm8_body<M>(p, smem);
-            else if constexpr (MLA_QM_SEESAW != 0) decode_qm_ss_body<M>(p, smem);
-            else decode_qm_tma_body<M>(p, smem);
+            else if constexpr (MLA_QM_SEESAW != 0) {
+                if (p.kv_tma == 1) decode_qm_ss_body<M>(p, smem);
+                else decode_qm_tma_body<M>(p, smem);
+            } else decode_qm_tma_body<M>(p, smem);
             return;
         }
     }

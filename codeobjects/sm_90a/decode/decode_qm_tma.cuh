@@ -135,7 +135,7 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
 #if MLA_QM_MC
     if (ncta == 2) cluster_sync();  // both CTAs' mbarriers initialised, the twin flag written
     else __syncthreads();
-    const bool mc = ncta == 2 && *mcflag != 0;
+    const bool mc = ncta == 2 && *mcflag != 0 && p.kv_tma == 1;  // (the pair's halves: boxes of the 3-D map)
     uint32_t cphase = 0;  // warpgroup 1: bit s, the parity of cfree[s]'s next phase
 #endif
     uint32_t phase = 0;  // warpgroup 0: bit s, the parity of slot s's next fill

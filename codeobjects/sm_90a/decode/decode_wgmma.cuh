@@ -46,7 +46,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     const mla_dec::Scales scl = mla_dec::decode_scales(p);
     const float kvsc = scl.kvsc, sl2 = scl.sl2;
 
-    // bf16 KV by TMA (p.kv_tma, set by the host where the table row says launch_kv_tma 1 and the
+    // bf16 KV by TMA (p.kv_tma, set by the host where the table row says launch_kv_tma 1 or 2 and the
     // cache allows a tensor map; the map 64-byte aligned in the parameter space, decode_params.h):
     // one mbarrier per ring slot, count 64 (issue_tile_tma). `phase`
     // bit s: the parity of slot s's next fill (kept by the threads that wait: with MLA_WG_DEC the
