@@ -128,7 +128,11 @@ __device__ __forceinline__ void s_issue(float (&acc)[NA][32], uint64_t dQ, uint6
 #pragma unroll
     for (int a = 0; a < NA; ++a) reg_fence(acc[a]);
     wg_fence();
+#if MLA_WG_ULO  // (wg_tile.cuh: lane-0 broadcasts, so that the low words may live in uniform registers)
+    const uint32_t qlo = __shfl_sync(0xffffffffu, uint32_t(dQ), 0), klo = __shfl_sync(0xffffffffu, uint32_t(dK), 0);
+#else
     const uint32_t qlo = uint32_t(dQ), klo = uint32_t(dK);
+#endif
 #pragma unroll
     for (int kk = 0; kk < kSSteps; ++kk) {
         const uint32_t koff = uint32_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
@@ -220,6 +224,9 @@ __device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uin
     const char* r0p = tile + blk * kBlk + 2 * q * 128 + (((ch ^ (2 * q)) << 4) + 8 * hw);
     const char* r1p = tile + blk * kBlk + (2 * q + 1) * 128 + (((ch ^ (2 * q + 1)) << 4) + 8 * hw);
     const uint64_t dP = sw128_desc(tile_s + 4 * kBlk, 16, 1024);
+#if MLA_WG_ULO  // (the low word broadcast from lane 0, 32-bit adds a k-step)
+    const uint32_t plo = __shfl_sync(0xffffffffu, uint32_t(dP), 0), phi = uint32_t(dP >> 32);
+#endif
     uint32_t va[2][4][4];
     uint2 vr[kAhead ? 2 : 1][4];
     // raw rows of step ks: tokens t, t + 1, t + 8, t + 9 (t = 16 ks + 2 q)
@@ -251,7 +258,12 @@ __device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uin
         }
         wg_fence();  // the fragment registers were written: order them before the wgmmas
 #pragma unroll
-        for (int mb = 0; mb < 4; ++mb) wgmma_n64_f16_rs(o[mb], va[ks & 1][mb], dP + uint64_t((ks * 32) >> 4));
+        for (int mb = 0; mb < 4; ++mb)
+#if MLA_WG_ULO
+            wgmma_n64_f16_rs(o[mb], va[ks & 1][mb], (uint64_t(phi) << 32) | (plo + uint32_t((ks * 32) >> 4)));
+#else
+            wgmma_n64_f16_rs(o[mb], va[ks & 1][mb], dP + uint64_t((ks * 32) >> 4));
+#endif
         wg_commit();
     }
     wg_wait0();

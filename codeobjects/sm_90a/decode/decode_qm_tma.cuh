@@ -117,7 +117,7 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
     float* lx = reinterpret_cast<float*>(smem + C::OFF_LX);   // l [wg][128][2]
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);   // [2][64]
     const uint32_t bar0 = sbase + C::OFF_BAR;
-    if (tid < 2) mbar_init(bar0 + 8 * tid, tile_bar_count(p));
+    if (tid < 2) mbar_init(bar0 + 8 * tid, 64);
 #if MLA_QM_MC
     // the pair: this CTA runs plan cluster pc (cluster_pair.cuh); cfree[s] (bar0 + 16 + 8 s) counts
     // the other CTA's release of slot s

@@ -252,8 +252,8 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
 
     const mla_dec::Scales scl = mla_dec::decode_scales(p);
     const float kvsc = scl.kvsc, sl2 = scl.sl2;
-    const uint64_t dQ = sw128_desc(sbase + C::OFF_Q, 16, 1024);
-    const uint64_t dP = sw128_desc(sbase + p_off, 16, 1024);
+    const uint64_t dQ = desc_bcast(sw128_desc(sbase + C::OFF_Q, 16, 1024));  // (MLA_WG_ULO)
+    const uint64_t dP = desc_bcast(sw128_desc(sbase + p_off, 16, 1024));
 
     if (tid < kSlots) mbar_init(bar0 + 8 * tid, 64);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");

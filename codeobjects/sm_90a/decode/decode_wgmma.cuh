@@ -60,7 +60,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
     const uint32_t bar0 = smem_u32(kv_bar);
     uint32_t phase = 0, zero = 0;
     if (tma) {
-        if (tid < C::STAGES) mbar_init(bar0 + 8 * tid, tile_bar_count(p));
+        if (tid < C::STAGES) mbar_init(bar0 + 8 * tid, 64);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     // (the cross-work variant has no fused reduction: the *_fused kernels keep the ring body)

@@ -11,14 +11,6 @@
 #define MLA_KV_EVICT_FIRST 0
 #endif
 #include "decode/wg_common.cuh"
-// One issuer for page boxes (session 28; shipped 1): where p.kv_tma is 2 (a tile is one page's
-// 64-token run, one 4-D box), token 0's thread alone flags the tile's 64 tokens (16 vector stores),
-// arrives once on the slot's mbarrier with the bytes and issues the box; the tile mbarriers count
-// one arrival a phase (tile_bar_count). 0 (session 27): every token's first thread flags its token
-// and arrives (64 arrivals a phase), token 0's with the bytes.
-#ifndef MLA_KV_PBOX1
-#define MLA_KV_PBOX1 1
-#endif
 
 namespace mla_wg {
 
@@ -60,11 +52,6 @@ __device__ __forceinline__ bool mbar_test(uint32_t bar, uint32_t parity) {
         : "r"(bar), "r"(parity)
         : "memory");
     return done != 0;
-}
-// The arrivals a phase of a tile mbarrier fed by issue_tile_tma_tpt: 1 where token 0 issues a
-// page box alone (MLA_KV_PBOX1 and p.kv_tma 2), else 64 (every token's first thread).
-__device__ __forceinline__ int tile_bar_count(const mla_decode_params& p) {
-    return MLA_KV_PBOX1 && p.kv_tma == 2 ? 1 : 64;
 }
 // `bytes` (a multiple of 16) from global src to shared dst by the bulk-copy engine, completing
 // on mbarrier bar.
@@ -301,33 +288,15 @@ __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, c
     if (tile >= n_tiles || (TPT != 4 && (t & (TPT - 1)))) return;
     const int lt = t >> (TPT == 4 ? 2 : 1), sub = TPT == 4 ? t & 3 : 0;
     const int j = w.tok_begin + tile * kTN + lt;
-    constexpr bool kPageBox = !kPair && kBlocks == 0x1FFu && kCols == 64;
-    const bool one = MLA_KV_PBOX1 && kPageBox && p.kv_tma == 2;  // (MLA_KV_PBOX1: token 0 issues alone)
-    if (one && TPT != 4 && lt != 0) return;
     // (only whether the row exists is read: the boxes address the page through the map, so the bf16
     // byte offset serves an fp8 cache too)
     const char* row = j < w.tok_end ? kv_row_on<false>(p, pf.page, j, sub == 0) : nullptr;
     if (TPT == 4) *zero = row != nullptr ? (*zero & ~(1u << stage)) : (*zero | (1u << stage));
     if (sub != 0) return;
-    if (one) {  // the tile's tokens j .. j + 63 lie on one page: token 0 decides for all of them
-        if (lt != 0) return;
-        const int nv = row != nullptr ? min(kTN, w.tok_end - j) : 0;  // tokens read (tile < n_tiles: j < tok_end)
-        if (kFlags) {
-#pragma unroll
-            for (int q = 0; q < kTN / 4; ++q)
-                reinterpret_cast<int4*>(tok)[q] = make_int4(4 * q < nv, 4 * q + 1 < nv, 4 * q + 2 < nv, 4 * q + 3 < nv);
-        }
-        if (nv == 0) {
-            mbar_arrive(bar);
-            return;
-        }
-        mbar_arrive_tx(bar, 9 * kTN * 128);
-        tma_load_4d(slot, p.kv_tmap, 0, j & ((1 << p.page_size_log2) - 1), 0, pf.page, bar);
-        return;
-    }
     if (kFlags) tok[lt] = row != nullptr ? 1 : 0;
     const int psz = 1 << p.page_size_log2, box_rows = min(psz, kTN);
     if (row != nullptr && (lt == 0 || (j & (psz - 1)) == 0)) {
+        constexpr bool kPageBox = !kPair && kBlocks == 0x1FFu && kCols == 64;
         if (kPageBox && p.kv_tma == 2) {
             mbar_arrive_tx(bar, 9 * kTN * 128);
             tma_load_4d(slot + lt * 128, p.kv_tmap, 0, j & (psz - 1), 0, pf.page, bar);

@@ -94,6 +94,15 @@
 #define MLA_WG_LATE_TRIG 1
 #endif
 
+// MLA_WG_ULO (session 28; shipped 1): the wgmma descriptors' bases broadcast from lane 0
+// (__shfl_sync), so that the compiler knows them warp-uniform and keeps the descriptors and their
+// k-step adds in uniform registers; tile_mma also adds in 32 bits on the low words (wgmma_lo).
+// 0 (sessions 6-27): the descriptors in vector registers, each moved to uniform registers (R2UR x 4
+// and 64-bit adds, ~10 instructions) before its MMA.
+#ifndef MLA_WG_ULO
+#define MLA_WG_ULO 1
+#endif
+
 namespace mla_wg {
 
 using mla_dec::cp_async16;
@@ -178,6 +187,12 @@ __host__ __device__ constexpr uint32_t sw128_desc_hi(uint32_t sbo) { return (sbo
 __device__ __forceinline__ uint64_t sw128_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
     return uint64_t((saddr & 0x3FFFF) >> 4) | (uint64_t(lbo >> 4) << 16) | (uint64_t(sw128_desc_hi(sbo)) << 32);
 }
+// Descriptor d with its low word broadcast from lane 0 (MLA_WG_ULO; d itself otherwise): the
+// caller's warp holds the same d in every lane.
+__device__ __forceinline__ uint64_t desc_bcast(uint64_t d) {
+    if constexpr (MLA_WG_ULO != 0) return (d & 0xFFFFFFFF00000000ull) | __shfl_sync(0xffffffffu, uint32_t(d), 0);
+    else return d;
+}
 
 // D[64 x 16] (+)= A . B, bf16 in, fp32 accumulate; TA = 1: A is MN-major (transposed).
 template <int TA>
@@ -203,6 +218,35 @@ template <int NQ, int TA>
 __device__ __forceinline__ void wgmma(float (&d)[NQ / 2], uint64_t a, uint64_t b, int acc) {
     if constexpr (NQ == 16) wgmma_n16<TA>(d, a, b, acc);
     else wgmma_n32<TA>(d, a, b, acc);
+}
+// The same from the descriptors' low words alo, blo and their common high word hi (put together in
+// the asm, as wgmma_n64_ss_lo in qm_common.cuh does): a k-step's offset is then a 32-bit add on
+// each low word (the 14-bit address field never carries: shared addresses stay below 2^18).
+template <int TA>
+__device__ __forceinline__ void wgmma_n16_lo(float (&d)[8], uint32_t alo, uint32_t blo, uint32_t hi, int acc) {
+    asm volatile(
+        "{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, %11, 0;\n"
+        "mov.b64 da, {%8, %10};\nmov.b64 db, {%9, %10};\n"
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7}, da, db, p, 1, 1, %12, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "r"(alo), "r"(blo), "r"(hi), "r"(acc), "n"(TA));
+}
+template <int TA>
+__device__ __forceinline__ void wgmma_n32_lo(float (&d)[16], uint32_t alo, uint32_t blo, uint32_t hi, int acc) {
+    asm volatile(
+        "{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, %19, 0;\n"
+        "mov.b64 da, {%16, %18};\nmov.b64 db, {%17, %18};\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, da, db, p, 1, 1, %20, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "r"(alo), "r"(blo), "r"(hi), "r"(acc), "n"(TA));
+}
+template <int NQ, int TA>
+__device__ __forceinline__ void wgmma_lo(float (&d)[NQ / 2], uint32_t alo, uint32_t blo, uint32_t hi, int acc) {
+    if constexpr (NQ == 16) wgmma_n16_lo<TA>(d, alo, blo, hi, acc);
+    else wgmma_n32_lo<TA>(d, alo, blo, hi, acc);
 }
 
 // Byte offset of 16-byte chunk q (of 72 per 576-column bf16 row) of row r in a swizzled matrix

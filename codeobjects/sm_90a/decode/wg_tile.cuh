@@ -276,12 +276,25 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
 #pragma unroll
     for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
     wg_fence();
+#if MLA_WG_ULO
+    // (MLA_WG_ULO: the bases broadcast from lane 0, so that the compiler may keep the descriptors'
+    // low words and their k-step adds in uniform registers; 32-bit adds, wgmma_lo)
+    const uint32_t kbase = __shfl_sync(0xffffffffu, sbase + kt_off, 0);
+    const uint32_t klo = uint32_t(sw128_desc(kbase, 16, 1024)), qlo = __shfl_sync(0xffffffffu, uint32_t(dQ), 0);
+#pragma unroll
+    for (int kk = 0; kk < ((MLA_WG_ABLATE & 2) ? 0 : kD / 16); ++kk) {
+        const int kb = kk >> 2, k4 = kk & 3;
+        wgmma_lo<NQ, 0>(sa[kk % NA], klo + uint32_t((kb * kBlk + k4 * 32) >> 4),
+                        qlo + uint32_t((kb * N * 128 + k4 * 32) >> 4), sw128_desc_hi(1024), kk >= NA);
+    }
+#else
 #pragma unroll
     for (int kk = 0; kk < ((MLA_WG_ABLATE & 2) ? 0 : kD / 16); ++kk) {
         const int kb = kk >> 2, k4 = kk & 3;
         wgmma<NQ, 0>(sa[kk % NA], dK + uint64_t((kb * kBlk + k4 * 32) >> 4),
                      dQ + uint64_t((kb * N * 128 + k4 * 32) >> 4), kk >= NA);
     }
+#endif
     float s[NR];
     wait_sum_chains(sa, s);
 
@@ -295,11 +308,22 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
     for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
     wg_fence();
     // token step outer, dim block inner: 8 independent accumulators between dependent wgmmas
+#if MLA_WG_ULO
+    const uint32_t vlo = uint32_t(sw128_desc(kbase, 1024, 1024));
+    const uint32_t plo = uint32_t(sw128_desc(__shfl_sync(0xffffffffu, sbase + p_off, 0), 16, 1024));
+#pragma unroll
+    for (int kt = 0; kt < ((MLA_WG_ABLATE & 1) ? 0 : kTN / 16); ++kt)
+#pragma unroll
+        for (int mb = 0; mb < 8; ++mb)
+            wgmma_lo<NQ, 1>(o[mb], vlo + uint32_t((mb * kBlk + kt * 2048) >> 4), plo + uint32_t((kt * 32) >> 4),
+                            sw128_desc_hi(1024), 1);
+#else
 #pragma unroll
     for (int kt = 0; kt < ((MLA_WG_ABLATE & 1) ? 0 : kTN / 16); ++kt)
 #pragma unroll
         for (int mb = 0; mb < 8; ++mb)
             wgmma<NQ, 1>(o[mb], dV + uint64_t((mb * kBlk + kt * 2048) >> 4), dP + uint64_t((kt * 32) >> 4), 1);
+#endif
     wg_commit();
     wg_wait0();
 #pragma unroll
