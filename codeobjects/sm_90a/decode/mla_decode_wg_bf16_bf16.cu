@@ -1,6 +1,12 @@
 // mla_decode_wg_bf16_bf16.cu - sm_90a MLA decode kernels on wgmma, Q bf16 / KV bf16, row tiles M = 16, 32, 64
 // (mla_decode_wg_bf16_bf16_m16 / _m32 / _m64), and the 16- and 32-row ones with the fused split-KV
 // reduction (_m16_fused / _m32_fused). Body: decode_wgmma.cuh; table: mla_decode.csv.
+// Two S^T accumulator chains at 16 rows in this cubin (wg_tile.cuh's default is 4, which the fp8-KV
+// cubins keep): with uniform descriptors (MLA_WG_ULO) b 64 39.6 -> 39.1 µs, the main job and
+// 16 x MTP 2 equal (docs/performance.md, session 28 call 3).
+#ifndef MLA_WG_SCHAINS16
+#define MLA_WG_SCHAINS16 2
+#endif
 #include "decode/decode_wgmma.cuh"
 
 MLA_DECODE_WG_KERNEL(bf16, bf16, false, false, 16)
