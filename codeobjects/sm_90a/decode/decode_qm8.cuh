@@ -128,11 +128,7 @@ __device__ __forceinline__ void s_issue(float (&acc)[NA][32], uint64_t dQ, uint6
 #pragma unroll
     for (int a = 0; a < NA; ++a) reg_fence(acc[a]);
     wg_fence();
-#if MLA_WG_ULO  // (wg_tile.cuh: lane-0 broadcasts, so that the low words may live in uniform registers)
-    const uint32_t qlo = __shfl_sync(0xffffffffu, uint32_t(dQ), 0), klo = __shfl_sync(0xffffffffu, uint32_t(dK), 0);
-#else
-    const uint32_t qlo = uint32_t(dQ), klo = uint32_t(dK);
-#endif
+    const uint32_t qlo = desc_lo_bcast(dQ), klo = desc_lo_bcast(dK);  // (MLA_WG_ULO: uniform registers)
 #pragma unroll
     for (int kk = 0; kk < kSSteps; ++kk) {
         const uint32_t koff = uint32_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
@@ -225,7 +221,7 @@ __device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uin
     const char* r1p = tile + blk * kBlk + (2 * q + 1) * 128 + (((ch ^ (2 * q + 1)) << 4) + 8 * hw);
     const uint64_t dP = sw128_desc(tile_s + 4 * kBlk, 16, 1024);
 #if MLA_WG_ULO  // (the low word broadcast from lane 0, 32-bit adds a k-step)
-    const uint32_t plo = __shfl_sync(0xffffffffu, uint32_t(dP), 0), phi = uint32_t(dP >> 32);
+    const uint32_t plo = desc_lo_bcast(dP), phi = uint32_t(dP >> 32);
 #endif
     uint32_t va[2][4][4];
     uint2 vr[kAhead ? 2 : 1][4];

@@ -72,11 +72,7 @@ constexpr uint32_t kVLbo = kBlk, kVSbo = 1024;
 // 17: the 64-bit adds cost the hot loop ~10 instructions per MMA, these ~6, 128 heads -1.6%).
 template <int KK0, int KK1, bool kFirst>
 __device__ __forceinline__ void qm_s_steps(float (&sacc)[32], uint64_t dQ, uint64_t dK) {
-#if MLA_WG_ULO  // (wg_tile.cuh: lane-0 broadcasts, so that the low words may live in uniform registers)
-    const uint32_t qlo = __shfl_sync(0xffffffffu, uint32_t(dQ), 0), klo = __shfl_sync(0xffffffffu, uint32_t(dK), 0);
-#else
-    const uint32_t qlo = uint32_t(dQ), klo = uint32_t(dK);
-#endif
+    const uint32_t qlo = desc_lo_bcast(dQ), klo = desc_lo_bcast(dK);  // (MLA_WG_ULO: uniform registers)
 #pragma unroll
     for (int kk = KK0; kk < KK1; ++kk) {
         const uint32_t koff = uint32_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
@@ -252,7 +248,7 @@ __device__ __forceinline__ void qm_pv_issue(float (&o)[128], uint32_t (&a)[4][4]
         for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[kb][i])::"memory");
     wg_fence();
 #if MLA_WG_ULO  // (the low word broadcast from lane 0 and a 32-bit add a k-block; dV's high word kept)
-    const uint32_t vlo = __shfl_sync(0xffffffffu, uint32_t(dV), 0), vhi = uint32_t(dV >> 32);
+    const uint32_t vlo = desc_lo_bcast(dV), vhi = uint32_t(dV >> 32);
 #pragma unroll
     for (int kb = 0; kb < (MMA ? 4 : 0); ++kb)
         wgmma_n256_rs(o, a[kb], (uint64_t(vhi) << 32) | (vlo + uint32_t((kb * 2048) >> 4)));

@@ -187,11 +187,14 @@ __host__ __device__ constexpr uint32_t sw128_desc_hi(uint32_t sbo) { return (sbo
 __device__ __forceinline__ uint64_t sw128_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
     return uint64_t((saddr & 0x3FFFF) >> 4) | (uint64_t(lbo >> 4) << 16) | (uint64_t(sw128_desc_hi(sbo)) << 32);
 }
-// Descriptor d with its low word broadcast from lane 0 (MLA_WG_ULO; d itself otherwise): the
-// caller's warp holds the same d in every lane.
+// The low word of descriptor d, broadcast from lane 0 (MLA_WG_ULO; d's own otherwise), and d with
+// that low word: the caller's warp holds the same d in every lane, and all 32 lanes call.
+__device__ __forceinline__ uint32_t desc_lo_bcast(uint64_t d) {
+    if constexpr (MLA_WG_ULO != 0) return __shfl_sync(0xffffffffu, uint32_t(d), 0);
+    else return uint32_t(d);
+}
 __device__ __forceinline__ uint64_t desc_bcast(uint64_t d) {
-    if constexpr (MLA_WG_ULO != 0) return (d & 0xFFFFFFFF00000000ull) | __shfl_sync(0xffffffffu, uint32_t(d), 0);
-    else return d;
+    return (d & 0xFFFFFFFF00000000ull) | desc_lo_bcast(d);
 }
 
 // D[64 x 16] (+)= A . B, bf16 in, fp32 accumulate; TA = 1: A is MN-major (transposed).

@@ -280,7 +280,7 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
     // (MLA_WG_ULO: the bases broadcast from lane 0, so that the compiler may keep the descriptors'
     // low words and their k-step adds in uniform registers; 32-bit adds, wgmma_lo)
     const uint32_t kbase = __shfl_sync(0xffffffffu, sbase + kt_off, 0);
-    const uint32_t klo = uint32_t(sw128_desc(kbase, 16, 1024)), qlo = __shfl_sync(0xffffffffu, uint32_t(dQ), 0);
+    const uint32_t klo = uint32_t(sw128_desc(kbase, 16, 1024)), qlo = desc_lo_bcast(dQ);
 #pragma unroll
     for (int kk = 0; kk < ((MLA_WG_ABLATE & 2) ? 0 : kD / 16); ++kk) {
         const int kb = kk >> 2, k4 = kk & 3;
