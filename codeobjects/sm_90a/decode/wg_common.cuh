@@ -96,7 +96,8 @@
 
 // MLA_WG_ULO (session 28; shipped 1): the wgmma descriptors' bases broadcast from lane 0
 // (__shfl_sync), so that the compiler knows them warp-uniform and keeps the descriptors and their
-// k-step adds in uniform registers; tile_mma also adds in 32 bits on the low words (wgmma_lo).
+// k-step adds in uniform registers; the k-step offsets are 32-bit adds on the low words
+// (tile_mma through wgmma_lo, qm's S and P.V, qm8's S and O^T; ra adds to desc_bcast's result).
 // 0 (sessions 6-27): the descriptors in vector registers, each moved to uniform registers (R2UR x 4
 // and 64-bit adds, ~10 instructions) before its MMA.
 #ifndef MLA_WG_ULO

@@ -102,6 +102,7 @@ __device__ __forceinline__ void store_rows(const mla_decode_params& p, const mla
 }
 
 // Independent accumulator chains of the S^T phase (registers: NA x NQ / 2 floats per thread).
+// (The wg bf16/bf16 cubin defines 2 at 16 rows before including this: mla_decode_wg_bf16_bf16.cu.)
 #ifndef MLA_WG_SCHAINS16
 #define MLA_WG_SCHAINS16 4
 #endif
@@ -278,7 +279,9 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
     wg_fence();
 #if MLA_WG_ULO
     // (MLA_WG_ULO: the bases broadcast from lane 0, so that the compiler may keep the descriptors'
-    // low words and their k-step adds in uniform registers; 32-bit adds, wgmma_lo)
+    // low words and their k-step adds in uniform registers; 32-bit adds, wgmma_lo. dQ must be a
+    // sw128_desc(., 16, 1024) descriptor, as every caller's is: only its low word is taken, and
+    // the high word is sw128_desc_hi(1024))
     const uint32_t kbase = __shfl_sync(0xffffffffu, sbase + kt_off, 0);
     const uint32_t klo = uint32_t(sw128_desc(kbase, 16, 1024)), qlo = desc_lo_bcast(dQ);
 #pragma unroll
