@@ -10,7 +10,9 @@
 // ring body, decode_wgmma.cuh) a work's epilogue: the output staging, the LSE and the stores, its
 // barriers kept (session 22); 16 its output stores only, 32 its output staging only (session 23);
 // 64 every work's output rows written over one region per CTA (wg_tile.cuh, out_token: in every
-// body that stores through store_rows_part; session 23).
+// body that stores through store_rows_part; session 23); 128 tile_mma's online softmax (its
+// masks, exponentials, P^T stores and two warpgroup barriers; alpha 1, the MMAs read a stale P^T:
+// the MMA warpgroup's time a tile without its softmax; session 28).
 // Results are then wrong; the shipped cubins are built with 0.
 #ifndef MLA_WG_ABLATE
 #define MLA_WG_ABLATE 0

@@ -302,7 +302,13 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
     wait_sum_chains(sa, s);
 
     float alpha[NI];
-    tile_softmax<NQ, false>(smem, p_off, red, tok, jt0, lim, sl2, s, m_run, l_run, alpha, bar_id);
+    if constexpr ((MLA_WG_ABLATE & 128) != 0) {  // (measurement hook: no softmax, wg_common.cuh)
+#pragma unroll
+        for (int i = 0; i < NI; ++i) alpha[i] = 1.f;
+        reg_fence(s);  // (S^T still waited for and summed)
+    } else {
+        tile_softmax<NQ, false>(smem, p_off, red, tok, jt0, lim, sl2, s, m_run, l_run, alpha, bar_id);
+    }
 
     // ---- O^T = O^T * alpha + V^T . P^T over this tile's 64 tokens ----
     scale_o<NQ>(o, alpha);
