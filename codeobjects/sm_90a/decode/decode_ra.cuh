@@ -355,11 +355,11 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                 wait_sum_chains(sa, sv);
 
                 float alpha[NI];
-                tile_softmax<NQ, true>(smem, p_off, red, tok, w.tok_begin + tile * kTN, lim, sl2w, sv, m_run, l_run,
-                                       alpha, 1 + wg);
+                const bool moved = tile_softmax<NQ, true, MLA_WG_LAZY>(smem, p_off, red, tok, w.tok_begin + tile * kTN,
+                                                                        lim, sl2w, sv, m_run, l_run, alpha, 1 + wg);
 
                 // ---- O^T = O^T * alpha + V^T . P^T: per 16-token step, 8 m-blocks from registers ----
-                scale_o<NQ>(o, alpha);
+                if (moved) scale_o<NQ>(o, alpha);
 #pragma unroll
                 for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
                 wg_fence();

@@ -207,6 +207,17 @@ __device__ __forceinline__ void qm_pack_p(const float (&s)[32], const float (&f)
     }
 }
 
+// MLA_QM_LAZY (base-2 units; 0 the exact running max): qm_softmax's kLazy, the lazy running max
+// of the bf16-P qm bodies (the fp8 body has its own, MLA_QM8_LAZY). With it, alpha is exactly 1
+// on a row whose max did not move, and qm_pv_scaled_issue skips the rescale of a warp's O where
+// every alpha of the warp is 1 (its 16 rows: the same rows in both warpgroups).
+#ifndef MLA_QM_LAZY
+#define MLA_QM_LAZY 0
+#endif
+#if MLA_QM_LAZY < 0 || MLA_QM_LAZY > 14
+#error "MLA_QM_LAZY is 0 (exact) .. 14"
+#endif
+
 // The online softmax of S tile `sacc` in warpgroup 0 of the TMA and cp.async bodies
 // (qm_softmax_p against m_run, then m_run = the new max): the rescale factor alpha of the rows' O,
 // and P as bf16 A fragments. Returns qm_softmax_p's masked flag.
@@ -214,7 +225,11 @@ __device__ __forceinline__ bool qm_softmax(float (&sacc)[32], const int* tk, int
                                            int cq, float (&m_run)[2], float (&l_run)[2], float (&alpha)[2],
                                            uint32_t (&a)[4][4]) {
     float mn[2];
-    const bool masked = qm_softmax_p<true>(sacc, tk, jt0, lim, sl2, cq, m_run, mn, alpha, l_run, a);
+    const bool masked = qm_softmax_p<true, MLA_QM_LAZY>(sacc, tk, jt0, lim, sl2, cq, m_run, mn, alpha, l_run, a);
+    if constexpr (MLA_QM_LAZY > 0) {  // (alpha exactly 1 where the max stayed: the rescale skip's test)
+        alpha[0] = mn[0] == m_run[0] ? 1.f : alpha[0];
+        alpha[1] = mn[1] == m_run[1] ? 1.f : alpha[1];
+    }
     m_run[0] = mn[0];
     m_run[1] = mn[1];
     return masked;
@@ -264,8 +279,11 @@ __device__ __forceinline__ void qm_pv_issue(float (&o)[128], uint32_t (&a)[4][4]
 template <bool MMA = true>
 __device__ __forceinline__ void qm_pv_scaled_issue(float (&o)[128], const float (&alpha)[2], uint32_t (&a)[4][4],
                                                    uint64_t dV) {
+#if MLA_QM_LAZY  // (a warp's O unscaled where its rows' alpha are all 1: most tiles, with the lazy max)
+    if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f))
+#endif
 #pragma unroll
-    for (int e = 0; e < 128; ++e) o[e] *= alpha[(e >> 1) & 1];
+        for (int e = 0; e < 128; ++e) o[e] *= alpha[(e >> 1) & 1];
     reg_fence(o);
     qm_pv_issue<MMA>(o, a, dV);
 }

@@ -112,6 +112,15 @@ __device__ __forceinline__ void store_rows(const mla_decode_params& p, const mla
 template <int NQ>
 constexpr int kSChains = NQ == 16 ? MLA_WG_SCHAINS16 : MLA_WG_SCHAINS32;
 
+// The lazy running max of tile_softmax in tile_mma and the register-A body (decode_ra.cuh):
+// kLazy, in base-2 units; 0 the exact running max.
+#ifndef MLA_WG_LAZY
+#define MLA_WG_LAZY 0
+#endif
+#if MLA_WG_LAZY < 0 || MLA_WG_LAZY > 14
+#error "MLA_WG_LAZY is 0 (exact) .. 14 (P <= 2^14: f16 P of the register-A body holds that)"
+#endif
+
 // A work's starting state of this thread's NQ / 4 query columns (tile rows row0 + 8 (i >> 1) +
 // 2 (lane & 3) + (i & 1)): running max -inf, sum 0, causal / cprr limit, and O^T = 0.
 template <int NQ>
@@ -184,8 +193,16 @@ __device__ __forceinline__ void column_sums(const float (&l_run)[NQ / 4], float*
 // key), l updated, P^T [NQ][64] written at p_off (bf16, or f16 when PF16) in the swizzled K-major
 // layout, alpha = 2^(m_old - m_new) returned. Ends with the fence and barrier that make P^T visible
 // to the warpgroup's MMAs. Every thread of the warpgroup calls it.
-template <int NQ, bool PF16>
-__device__ __forceinline__ void tile_softmax(char* smem, uint32_t p_off, float* red, const int* tok, int jt0,
+// kLazy > 0 (MLA_WG_LAZY; FA4's trick, as the qm fp8 body's kLazy): the running maxima move only
+// when some column's tile max exceeds its running max by more than kLazy (base-2 units), decided
+// for the whole warpgroup by one bar.red.or (instead of barrier B) from each warp's own maxima:
+// then every column takes its exact max as above; else the maxima stay, alpha is 1, and the
+// exchange through red[] is skipped. P = 2^(s - m) <= 2^kLazy (bf16 / f16 hold it to the same
+// relative precision as P <= 1; o = sum p v / sum p for any reference max). Returns whether the
+// maxima moved (uniform over the warpgroup; always true when kLazy is 0): the caller rescales O
+// only then.
+template <int NQ, bool PF16, int kLazy = 0>
+__device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* red, const int* tok, int jt0,
                                              const int (&lim)[NQ / 4], float sl2, float (&s)[NQ / 2],
                                              float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&alpha)[NQ / 4],
                                              int bar_id) {
@@ -208,25 +225,38 @@ __device__ __forceinline__ void tile_softmax(char* smem, uint32_t p_off, float* 
         mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 8));
         mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 16));
     }
-    if (lane < 4) {
+    bool moved = true;
+    if constexpr (kLazy > 0) {
+        bool up = false;  // some column of this warp's tokens past its running max + kLazy (-inf: any key)
 #pragma unroll
-        for (int i = 0; i < NI; ++i)
-            red[wl * NQ + 8 * (i >> 1) + 2 * lane + (i & 1)] = mx[i];
+        for (int i = 0; i < NI; ++i) up |= mx[i] > m_run[i] + float(kLazy);
+        moved = bar_red_or(bar_id, 128, up);  // (B') the warpgroup's decision
     }
-    bar_sync(bar_id, 128);  // (B) warp maxima visible within the warpgroup
+    if (moved) {
+        if (lane < 4) {
+#pragma unroll
+            for (int i = 0; i < NI; ++i)
+                red[wl * NQ + 8 * (i >> 1) + 2 * lane + (i & 1)] = mx[i];
+        }
+        bar_sync(bar_id, 128);  // (B) warp maxima visible within the warpgroup
+    }
 #pragma unroll
     for (int i = 0; i < NI; ++i) {
         const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
         float mn = m_run[i];
+        if (moved) {  // (kLazy 0: always)
 #pragma unroll
-        for (int k = 0; k < 4; ++k) mn = fmaxf(mn, red[k * NQ + col]);
-        alpha[i] = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - mn);
-        m_run[i] = mn;
+            for (int k = 0; k < 4; ++k) mn = fmaxf(mn, red[k * NQ + col]);
+            alpha[i] = m_run[i] == -INFINITY ? 0.f : ex2(m_run[i] - mn);
+            m_run[i] = mn;
+        } else {
+            alpha[i] = 1.f;
+        }
         const int e0 = 4 * (i >> 1) + (i & 1);
         // a row with no visible key so far keeps p = 0 (no -inf - -inf)
         const float pa = mn == -INFINITY ? 0.f : ex2(s[e0] - mn);
         const float pb = mn == -INFINITY ? 0.f : ex2(s[e0 + 2] - mn);
-        l_run[i] = l_run[i] * alpha[i] + pa + pb;
+        l_run[i] = moved ? l_run[i] * alpha[i] + pa + pb : l_run[i] + pa + pb;
         const int qr = col;  // swizzle phase: p_off rows start 1024-aligned
         char* prow = smem + p_off + qr * 128 + ((r0 & 7) << 1);
         if constexpr (PF16) {
@@ -239,6 +269,7 @@ __device__ __forceinline__ void tile_softmax(char* smem, uint32_t p_off, float* 
     }
     fence_proxy_async();
     bar_sync(bar_id, 128);  // (C) P^T visible to the warpgroup's MMAs
+    return moved;
 }
 
 // O^T columns (query rows) scaled by their alpha (accumulator layout of tile_softmax).
@@ -302,16 +333,17 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
     wait_sum_chains(sa, s);
 
     float alpha[NI];
+    bool moved = true;
     if constexpr ((MLA_WG_ABLATE & 128) != 0) {  // (measurement hook: no softmax, wg_common.cuh)
 #pragma unroll
         for (int i = 0; i < NI; ++i) alpha[i] = 1.f;
         reg_fence(s);  // (S^T still waited for and summed)
     } else {
-        tile_softmax<NQ, false>(smem, p_off, red, tok, jt0, lim, sl2, s, m_run, l_run, alpha, bar_id);
+        moved = tile_softmax<NQ, false, MLA_WG_LAZY>(smem, p_off, red, tok, jt0, lim, sl2, s, m_run, l_run, alpha, bar_id);
     }
 
-    // ---- O^T = O^T * alpha + V^T . P^T over this tile's 64 tokens ----
-    scale_o<NQ>(o, alpha);
+    // ---- O^T = O^T * alpha + V^T . P^T over this tile's 64 tokens (alpha 1 unless moved) ----
+    if (moved) scale_o<NQ>(o, alpha);
     const uint64_t dV = sw128_desc(sbase + kt_off, 1024, 1024);
 #pragma unroll
     for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
