@@ -39,10 +39,16 @@ BUILD=${BUILD:-build-lead}
 
 # The library, tool and code objects to run under DIR: $BUILD's library and tool with DIR's code
 # objects, or DIR's own when DIR holds a whole build (DIR/src/libmla.so.0, DIR/tools/mla/mla).
+# Paths come back absolute (a relative DIR is taken from the repository root): the library falls
+# back along its search order past a MLA_CODEOBJECT_DIR that is not a folder, so a wrong path
+# would time the default code objects (session 29 call 1's A/Bs, which named /tmp folders).
 paths_for() {
-    lib=$BUILD/src tool=$BUILD/tools/mla/mla cos=$1
-    if [ -e "$1/src/libmla.so.0" ] && [ -x "$1/tools/mla/mla" ]; then
-        lib=$1/src tool=$1/tools/mla/mla cos=$1/codeobjects
+    local d=$1
+    case $d in /*) ;; *) d=$PWD/$d ;; esac
+    [ -d "$d" ] || { echo "variant_bench: $1 is not a folder" >&2; exit 2; }
+    lib=$PWD/$BUILD/src tool=$PWD/$BUILD/tools/mla/mla cos=$d
+    if [ -e "$d/src/libmla.so.0" ] && [ -x "$d/tools/mla/mla" ]; then
+        lib=$d/src tool=$d/tools/mla/mla cos=$d/codeobjects
     fi
 }
 cmd=${1:-}
@@ -104,7 +110,7 @@ run)
         for d in "$@"; do
             paths_for "$d"
             # shellcheck disable=SC2086
-            us=$(LD_LIBRARY_PATH="$PWD/$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" MLA_CODEOBJECT_DIR="$PWD/$cos" \
+            us=$(LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" MLA_CODEOBJECT_DIR="$cos" \
                 "$tool" run $args --check 0 | sed -n 's/^  decode: \([0-9.]*\) us.*/\1/p')
             [ -n "$us" ] || { echo "no decode time for $d" >&2; exit 1; }
             times[$d]="${times[$d]:-} $us"
@@ -124,7 +130,7 @@ ncu)
     for d in "$@"; do
         paths_for "$d"
         # shellcheck disable=SC2086
-        LD_LIBRARY_PATH="$PWD/$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" MLA_CODEOBJECT_DIR="$PWD/$cos" \
+        LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" MLA_CODEOBJECT_DIR="$cos" \
             ncu --clock-control none --metrics gpu__time_duration.sum --kernel-name "regex:$regex" \
             "$tool" run $args --check 0 2>&1 |
             awk '$1 == "gpu__time_duration.sum" {
