@@ -3,6 +3,11 @@
 // -DMLA_QM8_WS=1 (a measurement build), mla_decode_qm_fp8_fp8_m64_ws (three warpgroups,
 // decode_qm8_ws.cuh: 2% slower, session 22). Table: mla_decode.csv.
 // (M = 16 and 32 stay on the transposed kernels of decode_wgmma.cuh: they measured faster there.)
+// The fp8 TMA body has its own lazy max (MLA_QM8_LAZY); the cp.async body's bf16-P softmax keeps
+// the exact one here (MLA_QM_LAZY 0: this cubin's SASS as measured before session 29).
+#ifndef MLA_QM_LAZY
+#define MLA_QM_LAZY 0
+#endif
 #include "decode/decode_qm8_ws.cuh"
 
 MLA_DECODE_QM_KERNEL(fp8, fp8, true, true, 64)

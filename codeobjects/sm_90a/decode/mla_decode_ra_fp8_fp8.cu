@@ -1,5 +1,10 @@
 // mla_decode_ra_fp8_fp8.cu - sm_90a MLA decode kernel on wgmma with register-sourced A, Q fp8 / KV
 // fp8, row tile M = 16 (mla_decode_ra_fp8_fp8_m16). Body: decode_ra.cuh; table: mla_decode.csv.
+// The exact running max here (wg_tile.cuh's default is the lazy one): with it this row ran
+// 112.1 -> 112.6 µs (docs/performance.md, session 29 call 2).
+#ifndef MLA_WG_LAZY
+#define MLA_WG_LAZY 0
+#endif
 #include "decode/decode_ra.cuh"
 
 MLA_DECODE_RA_KERNEL(fp8, fp8, true, 16)

@@ -113,9 +113,12 @@ template <int NQ>
 constexpr int kSChains = NQ == 16 ? MLA_WG_SCHAINS16 : MLA_WG_SCHAINS32;
 
 // The lazy running max of tile_softmax in tile_mma and the register-A body (decode_ra.cuh):
-// kLazy, in base-2 units; 0 the exact running max.
+// kLazy, in base-2 units; 0 the exact running max (session 28's SASS). Shipped 8 (session 29 call
+// 2, A/B on one machine: 16 x MTP 2 159.0 -> 156.5 µs, bf16 Q / fp8 KV 121.4 -> 119.6, the main
+// job and b 64 equal); the fp8 / fp8 register-A cubin keeps 0 (112.1 -> 112.6 with it,
+// mla_decode_ra_fp8_fp8.cu).
 #ifndef MLA_WG_LAZY
-#define MLA_WG_LAZY 0
+#define MLA_WG_LAZY 8
 #endif
 #if MLA_WG_LAZY < 0 || MLA_WG_LAZY > 14
 #error "MLA_WG_LAZY is 0 (exact) .. 14 (P <= 2^14: f16 P of the register-A body holds that)"
@@ -221,9 +224,11 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
         s[e0] = a;
         s[e0 + 2] = b;
         mx[i] = fmaxf(a, b);
-        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 4));
-        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 8));
-        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 16));
+        if constexpr ((MLA_WG_ABLATE & 1024) == 0) {
+            mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 4));
+            mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 8));
+            mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 16));
+        }
     }
     bool moved = true;
     if constexpr (kLazy > 0) {
@@ -259,7 +264,8 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
         l_run[i] = moved ? l_run[i] * alpha[i] + pa + pb : l_run[i] + pa + pb;
         const int qr = col;  // swizzle phase: p_off rows start 1024-aligned
         char* prow = smem + p_off + qr * 128 + ((r0 & 7) << 1);
-        if constexpr (PF16) {
+        if constexpr ((MLA_WG_ABLATE & 512) != 0) {
+        } else if constexpr (PF16) {
             *reinterpret_cast<__half*>(prow + (((r0 >> 3) ^ (qr & 7)) << 4)) = __float2half_rn(pa);
             *reinterpret_cast<__half*>(prow + ((((r0 >> 3) + 1) ^ (qr & 7)) << 4)) = __float2half_rn(pb);
         } else {
@@ -267,7 +273,7 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
             *reinterpret_cast<__nv_bfloat16*>(prow + ((((r0 >> 3) + 1) ^ (qr & 7)) << 4)) = __float2bfloat16_rn(pb);
         }
     }
-    fence_proxy_async();
+    if constexpr ((MLA_WG_ABLATE & 256) == 0) fence_proxy_async();
     bar_sync(bar_id, 128);  // (C) P^T visible to the warpgroup's MMAs
     return moved;
 }
