@@ -120,6 +120,12 @@ constexpr int kSChains = NQ == 16 ? MLA_WG_SCHAINS16 : MLA_WG_SCHAINS32;
 #ifndef MLA_WG_LAZY
 #define MLA_WG_LAZY 8
 #endif
+// MLA_WG_STSM 1: tile_softmax writes P^T with stmatrix (m8n8.x4.trans: one instruction a warp per
+// 16 columns, from bf16x2 / f16x2 pairs of adjacent columns) instead of one 2-byte store per
+// element (NQ / 2 a thread); the same swizzled K-major layout. 0: the 2-byte stores.
+#ifndef MLA_WG_STSM
+#define MLA_WG_STSM 0
+#endif
 #if MLA_WG_LAZY < 0 || MLA_WG_LAZY > 14
 #error "MLA_WG_LAZY is 0 (exact) .. 14 (P <= 2^14: f16 P of the register-A body holds that)"
 #endif
@@ -245,6 +251,7 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
         }
         bar_sync(bar_id, 128);  // (B) warp maxima visible within the warpgroup
     }
+    [[maybe_unused]] float pav[NI], pbv[NI];  // (MLA_WG_STSM: this thread's P, stored after the loop)
 #pragma unroll
     for (int i = 0; i < NI; ++i) {
         const int col = 8 * (i >> 1) + 2 * (lane & 3) + (i & 1);
@@ -265,12 +272,43 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
         const int qr = col;  // swizzle phase: p_off rows start 1024-aligned
         char* prow = smem + p_off + qr * 128 + ((r0 & 7) << 1);
         if constexpr ((MLA_WG_ABLATE & 512) != 0) {
+        } else if constexpr (MLA_WG_STSM) {
+            pav[i] = pa;
+            pbv[i] = pb;
         } else if constexpr (PF16) {
             *reinterpret_cast<__half*>(prow + (((r0 >> 3) ^ (qr & 7)) << 4)) = __float2half_rn(pa);
             *reinterpret_cast<__half*>(prow + ((((r0 >> 3) + 1) ^ (qr & 7)) << 4)) = __float2half_rn(pb);
         } else {
             *reinterpret_cast<__nv_bfloat16*>(prow + (((r0 >> 3) ^ (qr & 7)) << 4)) = __float2bfloat16_rn(pa);
             *reinterpret_cast<__nv_bfloat16*>(prow + ((((r0 >> 3) + 1) ^ (qr & 7)) << 4)) = __float2bfloat16_rn(pb);
+        }
+    }
+    if constexpr (MLA_WG_STSM && (MLA_WG_ABLATE & 512) == 0) {
+        // P^T by stmatrix .trans: an 8x8 block of (8 tokens) x (8 columns) in the accumulator
+        // layout (lane: token lane / 4, columns 2 (lane % 4) + 0, 1) is stored transposed, so each
+        // memory row is one column's 8 tokens: a 16-byte chunk of the K-major P^T row. Matrix k of
+        // call q: columns 8 c .. 8 c + 7, c = 2 q + k / 2, tokens of this warp's half g = k % 2 (r0
+        // or r0 + 8); lane 8 k + j gives the address of column 8 c + j's chunk, 2 wl + g swizzled.
+        const int k = lane >> 3, j = lane & 7;
+#pragma unroll
+        for (int q = 0; q < NQ / 16; ++q) {
+            const int c = 2 * q + (k >> 1), g = k & 1, qr = 8 * c + j;
+            const uint32_t addr = smem_u32(smem) + p_off + qr * 128 + (((2 * wl + g) ^ j) << 4);
+            uint32_t r[4];
+#pragma unroll
+            for (int m = 0; m < 4; ++m) {
+                const int i0 = 4 * q + 2 * (m >> 1);  // columns c' = 2 q + m / 2, pair elements 0, 1
+                const float lo = (m & 1) ? pbv[i0] : pav[i0], hi = (m & 1) ? pbv[i0 + 1] : pav[i0 + 1];
+                if constexpr (PF16) {
+                    const __half2 h = __floats2half2_rn(lo, hi);
+                    r[m] = *reinterpret_cast<const uint32_t*>(&h);
+                } else {
+                    r[m] = mla_dec::pack_bf16(lo, hi);
+                }
+            }
+            asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+                         "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+                         : "memory");
         }
     }
     if constexpr ((MLA_WG_ABLATE & 256) == 0) fence_proxy_async();
