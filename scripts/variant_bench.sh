@@ -46,7 +46,9 @@ paths_for() {
     local d=$1
     case $d in /*) ;; *) d=$PWD/$d ;; esac
     [ -d "$d" ] || { echo "variant_bench: $1 is not a folder" >&2; exit 2; }
-    lib=$PWD/$BUILD/src tool=$PWD/$BUILD/tools/mla/mla cos=$d
+    local b=$BUILD
+    case $b in /*) ;; *) b=$PWD/$b ;; esac
+    lib=$b/src tool=$b/tools/mla/mla cos=$d
     if [ -e "$d/src/libmla.so.0" ] && [ -x "$d/tools/mla/mla" ]; then
         lib=$d/src tool=$d/tools/mla/mla cos=$d/codeobjects
     fi

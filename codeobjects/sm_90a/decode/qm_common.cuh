@@ -105,10 +105,12 @@ __device__ __forceinline__ void qm_s_mma(float (&sacc)[32], uint64_t dQ, uint64_
 // fp32, or with kPack to a as bf16 A fragments of the tile's 4 k-blocks (qm_pack_p's layout; s is
 // then left holding intermediate values). m_out must not alias m_in. Returns whether
 // one of this thread's 16 keys is flagged 0 in tk[] (a quad covers the tile's 64 tokens, so
-// __any_sync over a warp covers the tile). kLazy > 0 (the fp8 body, decode_qm8.cuh): the running
-// max moves only when the row max exceeds it by more than kLazy (base-2 units), so scale is 1 on
-// most tiles and P stays below 2^kLazy (f16 P holds that exactly as it holds P <= 1); the
-// softmax is the same function (o = sum p v / sum p for any reference max).
+// __any_sync over a warp covers the tile). kLazy > 0 (the fp8 body, decode_qm8.cuh, MLA_QM8_LAZY;
+// the bf16-P bodies through qm_softmax, MLA_QM_LAZY): the running max moves only when the row max
+// exceeds it by more than kLazy (base-2 units), so scale is 1 on most tiles and P stays below
+// 2^kLazy (f16 and bf16 P hold that to the same relative precision as P <= 1); the softmax is the
+// same function (o = sum p v / sum p for any reference max). The MLA_QM_FAST_SOFTMAX path (off)
+// takes the exact max on its tiles whatever kLazy is (consistent, without the lazy gain).
 template <bool kPack, int kLazy = 0>
 __device__ __forceinline__ bool qm_softmax_p(float (&s)[32], const int* tk, int jt0, const int (&lim)[2], float sl2,
                                              int cq, const float (&m_in)[2], float (&m_out)[2], float (&scale)[2],

@@ -11,10 +11,11 @@
 // barriers kept (session 22); 16 its output stores only, 32 its output staging only (session 23);
 // 64 every work's output rows written over one region per CTA (wg_tile.cuh, out_token: in every
 // body that stores through store_rows_part; session 23); 128 tile_mma's online softmax (its
-// masks, exponentials, P^T stores and two warpgroup barriers; alpha 1, the MMAs read a stale P^T:
+// masks, exponentials, P^T stores and its warpgroup barriers; alpha 1, the MMAs read a stale P^T:
 // the MMA warpgroup's time a tile without its softmax; session 28); within tile_softmax (session
 // 29): 256 without the proxy fence before barrier C, 512 without the P^T conversions and stores,
-// 1024 without the three shuffle rounds of the column maxima (each warp's own 2 tokens a column).
+// 1024 without the three shuffle rounds of the column maxima (each thread's own 2 tokens a column;
+// with the lazy max this also changes which tiles take the moved path: not a clean cost).
 // Results are then wrong; the shipped cubins are built with 0.
 #ifndef MLA_WG_ABLATE
 #define MLA_WG_ABLATE 0

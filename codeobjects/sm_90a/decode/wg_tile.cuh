@@ -113,7 +113,8 @@ template <int NQ>
 constexpr int kSChains = NQ == 16 ? MLA_WG_SCHAINS16 : MLA_WG_SCHAINS32;
 
 // The lazy running max of tile_softmax in tile_mma and the register-A body (decode_ra.cuh):
-// kLazy, in base-2 units; 0 the exact running max (session 28's SASS). Shipped 8 (session 29 call
+// kLazy, in base-2 units; 0 the exact running max (with MLA_WG_STSM 0 too: session 28's SASS).
+// Shipped 8 (session 29 call
 // 2, A/B on one machine: 16 x MTP 2 159.0 -> 156.5 µs, bf16 Q / fp8 KV 121.4 -> 119.6, the main
 // job and b 64 equal); the fp8 / fp8 register-A cubin keeps 0 (112.1 -> 112.6 with it,
 // mla_decode_ra_fp8_fp8.cu).
@@ -205,10 +206,11 @@ __device__ __forceinline__ void column_sums(const float (&l_run)[NQ / 4], float*
 // layout, alpha = 2^(m_old - m_new) returned. Ends with the fence and barrier that make P^T visible
 // to the warpgroup's MMAs. Every thread of the warpgroup calls it.
 // kLazy > 0 (MLA_WG_LAZY; FA4's trick, as the qm fp8 body's kLazy): the running maxima move only
-// when some column's tile max exceeds its running max by more than kLazy (base-2 units), decided
-// for the whole warpgroup by one bar.red.or (instead of barrier B) from each warp's own maxima:
-// then every column takes its exact max as above; else the maxima stay, alpha is 1, and the
-// exchange through red[] is skipped. P = 2^(s - m) <= 2^kLazy (bf16 / f16 hold it to the same
+// when some column's tile max exceeds its running max by more than kLazy (base-2 units, a factor
+// 2^kLazy), decided for the whole warpgroup by one bar.red.or (B') from each warp's own maxima:
+// then every column takes its exact max as above (red[] and barrier B after B': three barriers on
+// such a tile); else the maxima stay, alpha is 1, and barrier B and the exchange through red[]
+// are skipped (two barriers, B' and C). P = 2^(s - m) <= 2^kLazy (bf16 / f16 hold it to the same
 // relative precision as P <= 1; o = sum p v / sum p for any reference max). Returns whether the
 // maxima moved (uniform over the warpgroup; always true when kLazy is 0): the caller rescales O
 // only then.
@@ -285,6 +287,7 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
             *reinterpret_cast<__nv_bfloat16*>(prow + ((((r0 >> 3) + 1) ^ (qr & 7)) << 4)) = __float2bfloat16_rn(pb);
         }
     }
+    static_assert(!MLA_WG_STSM || NQ % 16 == 0, "stmatrix stores P^T in blocks of 16 columns");
     if constexpr (MLA_WG_STSM && (MLA_WG_ABLATE & 512) == 0) {
         // P^T by stmatrix .trans: an 8x8 block of (8 tokens) x (8 columns) in the accumulator
         // layout (lane: token lane / 4, columns 2 (lane % 4) + 0, 1) is stored transposed, so each
