@@ -129,6 +129,22 @@ constexpr int kSChains = NQ == 16 ? MLA_WG_SCHAINS16 : MLA_WG_SCHAINS32;
 #ifndef MLA_WG_STSM
 #define MLA_WG_STSM 1
 #endif
+// MLA_WG_LAZY1B 1 (prepared in session 29, not yet measured; needs MLA_WG_LAZY > 0 and
+// MLA_WG_STSM): tile_softmax computes P against the running max before it knows whether a max
+// moved, stores P^T, and takes the warpgroup's decision at the barrier that makes P^T visible
+// (one bar.red.or, C'), so a tile whose maxima stay has one barrier instead of two (B', C); a
+// tile where some max moved then runs the exact path (B, C) and rewrites P^T: three barriers.
+// Builds in the wg cubins (m16 186, m32_fused 255 registers); the register-A bf16 / fp8 cubin
+// spills 4 bytes with it.
+#ifndef MLA_WG_LAZY1B
+#define MLA_WG_LAZY1B 0
+#endif
+// MLA_WG_EARLYTOK 1 (prepared in session 29, not yet measured): tile_mma takes the key mask
+// (mask_bits: two flag loads and the causal compares) before issuing the S^T MMAs, so none of it
+// is on the chain from the S wait to the P.V issue.
+#ifndef MLA_WG_EARLYTOK
+#define MLA_WG_EARLYTOK 0
+#endif
 #if MLA_WG_LAZY < 0 || MLA_WG_LAZY > 14
 #error "MLA_WG_LAZY is 0 (exact) .. 14 (P <= 2^14: f16 P of the register-A body holds that)"
 #endif
@@ -198,6 +214,57 @@ __device__ __forceinline__ void column_sums(const float (&l_run)[NQ / 4], float*
     }
 }
 
+// This thread's key mask of a tile for tile_softmax (bit 2 i: token r0 kept for column i, bit
+// 2 i + 1: token r0 + 8; flagged tokens and keys past a column's causal limit are dropped), read
+// from the token flags before the S wait (MLA_WG_EARLYTOK: the flag loads cannot cross the
+// wgmma wait's memory clobber inside tile_softmax).
+template <int NQ>
+__device__ __forceinline__ int mask_bits(const int* tok, int jt0, const int (&lim)[NQ / 4]) {
+    const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3;
+    const int r0 = 16 * wl + (lane >> 2), jt = jt0 + r0;
+    const bool ok0 = tok[r0] != 0, ok1 = tok[r0 + 8] != 0;
+    int keep = 0;
+#pragma unroll
+    for (int i = 0; i < NQ / 4; ++i)
+        keep |= (ok0 && jt <= lim[i] ? 1 : 0) << (2 * i) | (ok1 && jt + 8 <= lim[i] ? 1 : 0) << (2 * i + 1);
+    return keep;
+}
+
+// P^T [NQ][64] (bf16, or f16 when PF16) at p_off in the swizzled K-major layout from this thread's
+// P of tokens r0 (pa[i]) and r0 + 8 (pb[i]), columns 8 (i >> 1) + 2 (lane & 3) + (i & 1)
+// (tile_softmax's layout), by stmatrix .trans (MLA_WG_STSM): every thread of the warp calls it.
+template <int NQ, bool PF16>
+__device__ __forceinline__ void store_pt_stsm(char* smem, uint32_t p_off, const float (&pav)[NQ / 4],
+                                              const float (&pbv)[NQ / 4]) {
+    const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3;
+    // P^T by stmatrix .trans: an 8x8 block of (8 tokens) x (8 columns) in the accumulator
+    // layout (lane: token lane / 4, columns 2 (lane % 4) + 0, 1) is stored transposed, so each
+    // memory row is one column's 8 tokens: a 16-byte chunk of the K-major P^T row. Matrix k of
+    // call q: columns 8 c .. 8 c + 7, c = 2 q + k / 2, tokens of this warp's half g = k % 2 (r0
+    // or r0 + 8); lane 8 k + j gives the address of column 8 c + j's chunk, 2 wl + g swizzled.
+    const int k = lane >> 3, j = lane & 7;
+#pragma unroll
+    for (int q = 0; q < NQ / 16; ++q) {
+        const int c = 2 * q + (k >> 1), g = k & 1, qr = 8 * c + j;
+        const uint32_t addr = smem_u32(smem) + p_off + qr * 128 + (((2 * wl + g) ^ j) << 4);
+        uint32_t r[4];
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+            const int i0 = 4 * q + 2 * (m >> 1);  // columns c' = 2 q + m / 2, pair elements 0, 1
+            const float lo = (m & 1) ? pbv[i0] : pav[i0], hi = (m & 1) ? pbv[i0 + 1] : pav[i0 + 1];
+            if constexpr (PF16) {
+                const __half2 h = __floats2half2_rn(lo, hi);
+                r[m] = *reinterpret_cast<const uint32_t*>(&h);
+            } else {
+                r[m] = mla_dec::pack_bf16(lo, hi);
+            }
+        }
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+                     "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+                     : "memory");
+    }
+}
+
 // The online softmax of one 64-token tile for a warpgroup's NQ query columns, on the S^T
 // accumulator layout (this thread: tokens r0, r0 + 8 of the tile; columns 8 (i >> 1) + 2 (lane & 3)
 // + (i & 1)): mask (token flags, causal limits, padding rows), scale to base-2 logits, column
@@ -214,11 +281,11 @@ __device__ __forceinline__ void column_sums(const float (&l_run)[NQ / 4], float*
 // relative precision as P <= 1; o = sum p v / sum p for any reference max). Returns whether the
 // maxima moved (uniform over the warpgroup; always true when kLazy is 0): the caller rescales O
 // only then.
-template <int NQ, bool PF16, int kLazy = 0>
+template <int NQ, bool PF16, int kLazy = 0, bool kKeep = false>
 __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* red, const int* tok, int jt0,
                                              const int (&lim)[NQ / 4], float sl2, float (&s)[NQ / 2],
                                              float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&alpha)[NQ / 4],
-                                             int bar_id) {
+                                             int bar_id, int keep = 0) {
     constexpr int NI = NQ / 4;
     const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3;
     const int r0 = 16 * wl + (lane >> 2);
@@ -229,8 +296,14 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
 #pragma unroll
     for (int i = 0; i < NI; ++i) {
         const int e0 = 4 * (i >> 1) + (i & 1);
-        const float a = (ok0 && jt <= lim[i]) ? s[e0] * sl2 : -INFINITY;
-        const float b = (ok1 && jt + 8 <= lim[i]) ? s[e0 + 2] * sl2 : -INFINITY;
+        float a, b;
+        if constexpr (kKeep) {  // (the caller's mask_bits, taken before the S wait)
+            a = ((keep >> (2 * i)) & 1) != 0 ? s[e0] * sl2 : -INFINITY;
+            b = ((keep >> (2 * i + 1)) & 1) != 0 ? s[e0 + 2] * sl2 : -INFINITY;
+        } else {
+            a = (ok0 && jt <= lim[i]) ? s[e0] * sl2 : -INFINITY;
+            b = (ok1 && jt + 8 <= lim[i]) ? s[e0 + 2] * sl2 : -INFINITY;
+        }
         s[e0] = a;
         s[e0 + 2] = b;
         mx[i] = fmaxf(a, b);
@@ -240,8 +313,34 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
             mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 16));
         }
     }
+    if constexpr (kLazy > 0 && MLA_WG_LAZY1B) {  // (prepared, off: wg_tile.cuh's MLA_WG_LAZY1B)
+        static_assert(MLA_WG_STSM, "MLA_WG_LAZY1B stores P^T by stmatrix");
+        bool up = false;
+#pragma unroll
+        for (int i = 0; i < NI; ++i) up |= mx[i] > m_run[i] + float(kLazy);
+        float pav[NI], pbv[NI];  // P against the running max, as if it stayed
+#pragma unroll
+        for (int i = 0; i < NI; ++i) {
+            const int e0 = 4 * (i >> 1) + (i & 1);
+            const float mn = m_run[i];
+            pav[i] = mn == -INFINITY ? 0.f : ex2(s[e0] - mn);
+            pbv[i] = mn == -INFINITY ? 0.f : ex2(s[e0 + 2] - mn);
+        }
+        if constexpr ((MLA_WG_ABLATE & 512) == 0) store_pt_stsm<NQ, PF16>(smem, p_off, pav, pbv);
+        fence_proxy_async();
+        if (!bar_red_or(bar_id, 128, up)) {  // (C') P^T visible, and no column's max moved
+#pragma unroll
+            for (int i = 0; i < NI; ++i) {
+                alpha[i] = 1.f;
+                l_run[i] += pav[i] + pbv[i];
+            }
+            return false;
+        }
+        // some column moved (every thread agrees): the exact path below rewrites P^T (no MMA has
+        // read it yet) behind barriers B and C
+    }
     bool moved = true;
-    if constexpr (kLazy > 0) {
+    if constexpr (kLazy > 0 && !MLA_WG_LAZY1B) {
         bool up = false;  // some column of this warp's tokens past its running max + kLazy (-inf: any key)
 #pragma unroll
         for (int i = 0; i < NI; ++i) up |= mx[i] > m_run[i] + float(kLazy);
@@ -288,34 +387,7 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
         }
     }
     static_assert(!MLA_WG_STSM || NQ % 16 == 0, "stmatrix stores P^T in blocks of 16 columns");
-    if constexpr (MLA_WG_STSM && (MLA_WG_ABLATE & 512) == 0) {
-        // P^T by stmatrix .trans: an 8x8 block of (8 tokens) x (8 columns) in the accumulator
-        // layout (lane: token lane / 4, columns 2 (lane % 4) + 0, 1) is stored transposed, so each
-        // memory row is one column's 8 tokens: a 16-byte chunk of the K-major P^T row. Matrix k of
-        // call q: columns 8 c .. 8 c + 7, c = 2 q + k / 2, tokens of this warp's half g = k % 2 (r0
-        // or r0 + 8); lane 8 k + j gives the address of column 8 c + j's chunk, 2 wl + g swizzled.
-        const int k = lane >> 3, j = lane & 7;
-#pragma unroll
-        for (int q = 0; q < NQ / 16; ++q) {
-            const int c = 2 * q + (k >> 1), g = k & 1, qr = 8 * c + j;
-            const uint32_t addr = smem_u32(smem) + p_off + qr * 128 + (((2 * wl + g) ^ j) << 4);
-            uint32_t r[4];
-#pragma unroll
-            for (int m = 0; m < 4; ++m) {
-                const int i0 = 4 * q + 2 * (m >> 1);  // columns c' = 2 q + m / 2, pair elements 0, 1
-                const float lo = (m & 1) ? pbv[i0] : pav[i0], hi = (m & 1) ? pbv[i0 + 1] : pav[i0 + 1];
-                if constexpr (PF16) {
-                    const __half2 h = __floats2half2_rn(lo, hi);
-                    r[m] = *reinterpret_cast<const uint32_t*>(&h);
-                } else {
-                    r[m] = mla_dec::pack_bf16(lo, hi);
-                }
-            }
-            asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
-                         "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
-                         : "memory");
-        }
-    }
+    if constexpr (MLA_WG_STSM && (MLA_WG_ABLATE & 512) == 0) store_pt_stsm<NQ, PF16>(smem, p_off, pav, pbv);
     if constexpr ((MLA_WG_ABLATE & 256) == 0) fence_proxy_async();
     bar_sync(bar_id, 128);  // (C) P^T visible to the warpgroup's MMAs
     return moved;
@@ -354,6 +426,8 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
 #pragma unroll
         for (int e = 0; e < NR; ++e) sa[a][e] = 0.f;
     const uint64_t dK = sw128_desc(sbase + kt_off, 16, 1024);
+    [[maybe_unused]] int keep = 0;
+    if constexpr (MLA_WG_EARLYTOK) keep = mask_bits<NQ>(tok, jt0, lim);
 #pragma unroll
     for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
     wg_fence();
@@ -388,7 +462,8 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
         for (int i = 0; i < NI; ++i) alpha[i] = 1.f;
         reg_fence(s);  // (S^T still waited for and summed)
     } else {
-        moved = tile_softmax<NQ, false, MLA_WG_LAZY>(smem, p_off, red, tok, jt0, lim, sl2, s, m_run, l_run, alpha, bar_id);
+        moved = tile_softmax<NQ, false, MLA_WG_LAZY, MLA_WG_EARLYTOK != 0>(smem, p_off, red, tok, jt0, lim, sl2, s, m_run,
+                                                                          l_run, alpha, bar_id, keep);
     }
 
     // ---- O^T = O^T * alpha + V^T . P^T over this tile's 64 tokens (alpha 1 unless moved) ----
