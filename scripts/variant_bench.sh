@@ -43,11 +43,9 @@ BUILD=${BUILD:-build-lead}
 # back along its search order past a MLA_CODEOBJECT_DIR that is not a folder, so a wrong path
 # would time the default code objects (session 29 call 1's A/Bs, which named /tmp folders).
 paths_for() {
-    local d=$1
-    case $d in /*) ;; *) d=$PWD/$d ;; esac
-    [ -d "$d" ] || { echo "variant_bench: $1 is not a folder" >&2; exit 2; }
-    local b=$BUILD
-    case $b in /*) ;; *) b=$PWD/$b ;; esac
+    [ -d "$1" ] || { echo "variant_bench: $1 is not a folder" >&2; exit 2; }
+    local d b
+    d=$(realpath -- "$1") b=$(realpath -m -- "$BUILD")
     lib=$b/src tool=$b/tools/mla/mla cos=$d
     if [ -e "$d/src/libmla.so.0" ] && [ -x "$d/tools/mla/mla" ]; then
         lib=$d/src tool=$d/tools/mla/mla cos=$d/codeobjects

@@ -313,11 +313,13 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
             mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 16));
         }
     }
-    if constexpr (kLazy > 0 && MLA_WG_LAZY1B) {  // (prepared, off: wg_tile.cuh's MLA_WG_LAZY1B)
-        static_assert(MLA_WG_STSM, "MLA_WG_LAZY1B stores P^T by stmatrix");
-        bool up = false;
+    bool up = false;  // some column of this warp's tokens past its running max + kLazy (-inf: any key)
+    if constexpr (kLazy > 0) {
 #pragma unroll
         for (int i = 0; i < NI; ++i) up |= mx[i] > m_run[i] + float(kLazy);
+    }
+    if constexpr (kLazy > 0 && MLA_WG_LAZY1B) {  // (prepared, off: wg_tile.cuh's MLA_WG_LAZY1B)
+        static_assert(MLA_WG_STSM, "MLA_WG_LAZY1B stores P^T by stmatrix");
         float pav[NI], pbv[NI];  // P against the running max, as if it stayed
 #pragma unroll
         for (int i = 0; i < NI; ++i) {
@@ -340,12 +342,7 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
         // read it yet) behind barriers B and C
     }
     bool moved = true;
-    if constexpr (kLazy > 0 && !MLA_WG_LAZY1B) {
-        bool up = false;  // some column of this warp's tokens past its running max + kLazy (-inf: any key)
-#pragma unroll
-        for (int i = 0; i < NI; ++i) up |= mx[i] > m_run[i] + float(kLazy);
-        moved = bar_red_or(bar_id, 128, up);  // (B') the warpgroup's decision
-    }
+    if constexpr (kLazy > 0 && !MLA_WG_LAZY1B) moved = bar_red_or(bar_id, 128, up);  // (B') the warpgroup's decision
     if (moved) {
         if (lane < 4) {
 #pragma unroll
