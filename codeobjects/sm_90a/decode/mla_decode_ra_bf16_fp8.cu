@@ -1,5 +1,10 @@
 // mla_decode_ra_bf16_fp8.cu - sm_90a MLA decode kernel on wgmma with register-sourced A, Q bf16 / KV
 // fp8, row tile M = 16 (mla_decode_ra_bf16_fp8_m16). Body: decode_ra.cuh; table: mla_decode.csv.
+// The lazy max's decision before P (wg_tile.cuh's MLA_WG_LAZY1B 0): with the one-barrier path
+// this kernel spills 4 bytes (docs/performance.md, session 30).
+#ifndef MLA_WG_LAZY1B
+#define MLA_WG_LAZY1B 0
+#endif
 #include "decode/decode_ra.cuh"
 
 MLA_DECODE_RA_KERNEL(bf16, fp8, false, 16)

@@ -129,17 +129,19 @@ constexpr int kSChains = NQ == 16 ? MLA_WG_SCHAINS16 : MLA_WG_SCHAINS32;
 #ifndef MLA_WG_STSM
 #define MLA_WG_STSM 1
 #endif
-// MLA_WG_LAZY1B 1 (prepared in session 29, not yet measured; needs MLA_WG_LAZY > 0 and
-// MLA_WG_STSM): tile_softmax computes P against the running max before it knows whether a max
-// moved, stores P^T, and takes the warpgroup's decision at the barrier that makes P^T visible
-// (one bar.red.or, C'), so a tile whose maxima stay has one barrier instead of two (B', C); a
-// tile where some max moved then runs the exact path (B, C) and rewrites P^T: three barriers.
-// Builds in the wg cubins (m16 186, m32_fused 255 registers); the register-A bf16 / fp8 cubin
-// spills 4 bytes with it.
+// MLA_WG_LAZY1B 1 (needs MLA_WG_LAZY > 0 and MLA_WG_STSM): tile_softmax computes P against the
+// running max before it knows whether a max moved, stores P^T, and takes the warpgroup's decision
+// at the barrier that makes P^T visible (one bar.red.or, C'), so a tile whose maxima stay has one
+// barrier instead of two (B', C); a tile where some max moved then runs the exact path (B, C) and
+// rewrites P^T: three barriers. 0: B' decides first (session 29's SASS). Shipped 1 (session 30
+// call 1, A/B on one machine: b 64 39.0 -> 38.3 µs, 16 x MTP 2 157.9 -> 157.5); m16 186, m32_fused
+// 255 registers. The register-A bf16 / fp8 cubin keeps 0: it spills 4 bytes with it
+// (mla_decode_ra_bf16_fp8.cu).
 #ifndef MLA_WG_LAZY1B
-#define MLA_WG_LAZY1B 0
+#define MLA_WG_LAZY1B 1
 #endif
-// MLA_WG_EARLYTOK 1 (prepared in session 29, not yet measured): tile_mma takes the key mask
+// MLA_WG_EARLYTOK 1 (off: b 64 39.0 -> 39.2 µs, 16 x MTP 2 157.9 -> 158.5 with it, session 30
+// call 1): tile_mma takes the key mask
 // (mask_bits: two flag loads and the causal compares) before issuing the S^T MMAs, so none of it
 // is on the chain from the S wait to the P.V issue.
 #ifndef MLA_WG_EARLYTOK
@@ -318,7 +320,7 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
 #pragma unroll
         for (int i = 0; i < NI; ++i) up |= mx[i] > m_run[i] + float(kLazy);
     }
-    if constexpr (kLazy > 0 && MLA_WG_LAZY1B) {  // (prepared, off: wg_tile.cuh's MLA_WG_LAZY1B)
+    if constexpr (kLazy > 0 && MLA_WG_LAZY1B) {  // (MLA_WG_LAZY1B above)
         static_assert(MLA_WG_STSM, "MLA_WG_LAZY1B stores P^T by stmatrix");
         float pav[NI], pbv[NI];  // P against the running max, as if it stayed
 #pragma unroll
