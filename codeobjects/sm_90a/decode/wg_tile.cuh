@@ -140,6 +140,13 @@ constexpr int kSChains = NQ == 16 ? MLA_WG_SCHAINS16 : MLA_WG_SCHAINS32;
 #ifndef MLA_WG_LAZY1B
 #define MLA_WG_LAZY1B 1
 #endif
+// MLA_WG_LATESHFL 1 (with MLA_WG_LAZY1B; session 30, being measured): the one-barrier path takes
+// its decision from each thread's own elements (some element past its column's running max +
+// kLazy is the same test as some column max past it), so the shuffle rounds of the column maxima
+// run only on a tile where a max moved, before the exchange through red[].
+#ifndef MLA_WG_LATESHFL
+#define MLA_WG_LATESHFL 0
+#endif
 // MLA_WG_EARLYTOK 1 (off: b 64 39.0 -> 39.2 µs, 16 x MTP 2 157.9 -> 158.5 with it, session 30
 // call 1): tile_mma takes the key mask
 // (mask_bits: two flag loads and the causal compares) before issuing the S^T MMAs, so none of it
@@ -289,6 +296,8 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
                                              float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&alpha)[NQ / 4],
                                              int bar_id, int keep = 0) {
     constexpr int NI = NQ / 4;
+    // (MLA_WG_LATESHFL: the warp's column maxima only where the one-barrier path finds a move)
+    constexpr bool kLateShfl = kLazy > 0 && MLA_WG_LAZY1B && MLA_WG_LATESHFL && (MLA_WG_ABLATE & 1024) == 0;
     const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3;
     const int r0 = 16 * wl + (lane >> 2);
     // ---- mask, scale to base-2 logits, column (query row) maxima ----
@@ -309,7 +318,8 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
         s[e0] = a;
         s[e0 + 2] = b;
         mx[i] = fmaxf(a, b);
-        if constexpr ((MLA_WG_ABLATE & 1024) == 0) {
+        if constexpr (kLateShfl) {
+        } else if constexpr ((MLA_WG_ABLATE & 1024) == 0) {
             mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 4));
             mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 8));
             mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 16));
@@ -342,6 +352,14 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
         }
         // some column moved (every thread agrees): the exact path below rewrites P^T (no MMA has
         // read it yet) behind barriers B and C
+        if constexpr (kLateShfl) {
+#pragma unroll
+            for (int i = 0; i < NI; ++i) {
+                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 4));
+                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 8));
+                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 16));
+            }
+        }
     }
     bool moved = true;
     if constexpr (kLazy > 0 && !MLA_WG_LAZY1B) moved = bar_red_or(bar_id, 128, up);  // (B') the warpgroup's decision
