@@ -134,18 +134,21 @@ constexpr int kSChains = NQ == 16 ? MLA_WG_SCHAINS16 : MLA_WG_SCHAINS32;
 // at the barrier that makes P^T visible (one bar.red.or, C'), so a tile whose maxima stay has one
 // barrier instead of two (B', C); a tile where some max moved then runs the exact path (B, C) and
 // rewrites P^T: three barriers. 0: B' decides first (session 29's SASS). Shipped 1 (session 30
-// call 1, A/B on one machine: b 64 39.0 -> 38.3 µs, 16 x MTP 2 157.9 -> 157.5); m16 186, m32_fused
-// 255 registers. The register-A bf16 / fp8 cubin keeps 0: it spills 4 bytes with it
+// call 1, A/B on one machine: b 64 39.0 -> 38.3 µs, 16 x MTP 2 157.9 -> 157.5; call 2: 16 x MTP 2
+// with fp8 KV 196.5 -> 189.3); m16 186, m32_fused 255 registers (before MLA_WG_LATESHFL). The
+// register-A bf16 / fp8 cubin keeps 0: it spills 4 bytes with it and ran 119.0 -> 120.7 µs
 // (mla_decode_ra_bf16_fp8.cu).
 #ifndef MLA_WG_LAZY1B
 #define MLA_WG_LAZY1B 1
 #endif
-// MLA_WG_LATESHFL 1 (with MLA_WG_LAZY1B; session 30, being measured): the one-barrier path takes
-// its decision from each thread's own elements (some element past its column's running max +
-// kLazy is the same test as some column max past it), so the shuffle rounds of the column maxima
-// run only on a tile where a max moved, before the exchange through red[].
+// MLA_WG_LATESHFL 1 (with MLA_WG_LAZY1B): the one-barrier path takes its decision from each
+// thread's own elements (some element past its column's running max + kLazy is the same test as
+// some column max past it), so the shuffle rounds of the column maxima run only on a tile where a
+// max moved, before the exchange through red[]. Shipped 1 (session 30 call 3, A/B on one machine:
+// 16 x MTP 2 154.9 -> 154.5 µs, 16 x MTP 2 with fp8 KV 187.9 -> 182.7, b 64 and the main job
+// equal); m16 195, m32_fused 255 registers. 0: session 30 call 2's SASS.
 #ifndef MLA_WG_LATESHFL
-#define MLA_WG_LATESHFL 0
+#define MLA_WG_LATESHFL 1
 #endif
 // MLA_WG_EARLYTOK 1 (off: b 64 39.0 -> 39.2 µs, 16 x MTP 2 157.9 -> 158.5 with it, session 30
 // call 1): tile_mma takes the key mask
@@ -296,7 +299,7 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
                                              float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&alpha)[NQ / 4],
                                              int bar_id, int keep = 0) {
     constexpr int NI = NQ / 4;
-    // (MLA_WG_LATESHFL: the warp's column maxima only where the one-barrier path finds a move)
+    // (MLA_WG_LATESHFL above: the warp's column maxima only where the one-barrier path finds a move)
     constexpr bool kLateShfl = kLazy > 0 && MLA_WG_LAZY1B && MLA_WG_LATESHFL && (MLA_WG_ABLATE & 1024) == 0;
     const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3;
     const int r0 = 16 * wl + (lane >> 2);
