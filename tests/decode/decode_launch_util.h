@@ -110,7 +110,7 @@ inline mla_status decode_on_m16_row(const std::string& cols, const std::string& 
     fake_rt_reset();
     const std::string root = fake_root::sm90_decode_root(
         tables_src(), "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name" +
-                          cols + "\nbf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16," +
+                          cols + "\nbf16,bf16,16,1,0,0,1,1,0,256,170752,mla_decode_wg_bf16_bf16_m16," +
                           "mla_decode_wg_bf16_bf16.cubin" + vals + "\n");
     REQUIRE(!root.empty());
     *ctx_out = fake_test::fake_context(root);

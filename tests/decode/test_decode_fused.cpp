@@ -152,12 +152,12 @@ TEST_CASE("fused reduction: counters that are too short, misaligned or of negati
 
 TEST_CASE("fused reduction: a fused = 1 row naming a kernel without it is refused; none falls back", "[decode][fused]") {
     const char* head = "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name,fused\n";
-    const char* plain = "bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,0\n";
+    const char* plain = "bf16,bf16,16,1,0,0,1,1,0,256,170752,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,0\n";
     for (int bad = 0; bad < 2; ++bad) {
         fake_rt_reset();
         const std::string root = fake_root::sm90_decode_root(
             tables_src(), std::string(head) + plain +
-                              (bad ? "bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,"
+                              (bad ? "bf16,bf16,16,1,0,0,1,1,0,256,170752,mla_decode_wg_bf16_bf16_m16,"
                                      "mla_decode_wg_bf16_bf16.cubin,1\n"
                                    : ""));
         REQUIRE(!root.empty());

@@ -1143,7 +1143,7 @@ TEST_CASE("decode launch: the decode row's launch_cluster", "[decode]") {
     // launch after one cuLaunchKernelEx, nothing launched
     const std::string root = fake_root::sm90_decode_root(
         tables_src(), "qType,kvType,Gqa,ps,qSeqLen,prefill,causal,lse,cprr,launch_threads,launch_smem,knl_name,co_name,"
-                      "launch_kv_tma,launch_pdl,launch_cluster\nbf16,bf16,16,1,0,0,1,1,0,256,168704,"
+                      "launch_kv_tma,launch_pdl,launch_cluster\nbf16,bf16,16,1,0,0,1,1,0,256,170752,"
                       "mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,0,1,2\n");
     REQUIRE(!root.empty());
     for (const int code : {801, 701}) {

@@ -122,14 +122,14 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
         const char* msg;
     };
     const K ks[] = {
-        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,0", MLA_SUCCESS,
+        {"bf16,bf16,16,1,0,0,1,1,0,256,170752,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,0", MLA_SUCCESS,
          ""},
-        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,2", MLA_SUCCESS,
+        {"bf16,bf16,16,1,0,0,1,1,0,256,170752,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,2", MLA_SUCCESS,
          ""},
-        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,3",
+        {"bf16,bf16,16,1,0,0,1,1,0,256,170752,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,3",
          MLA_ERROR_TABLE, "launch_kv_tma must be 0 (cp.async), 1 (TMA, a box per 64-column block) or 2 (TMA, a box "
                           "per 64-token tile where pages hold >= 64 tokens), got 3"},
-        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,-1",
+        {"bf16,bf16,16,1,0,0,1,1,0,256,170752,mla_decode_wg_bf16_bf16_m16,mla_decode_wg_bf16_bf16.cubin,-1",
          MLA_ERROR_TABLE, "launch_kv_tma must be 0 (cp.async), 1 (TMA, a box per 64-column block) or 2 (TMA, a box "
                           "per 64-token tile where pages hold >= 64 tokens), got -1"},
         {"bf16,bf16,64,1,0,0,1,1,0,256,231936,mla_decode_qm_bf16_bf16_m64,mla_decode_qm_bf16_bf16.cubin,2", MLA_SUCCESS,
@@ -137,7 +137,7 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
         // the fp8 qm kernel takes TMA boxes of a 3-D map only (its last box reads past the row)
         {"bf16,bf16,64,1,0,0,1,1,0,256,231936,mla_decode_qm_fp8_fp8_m64,mla_decode_qm_fp8_fp8.cubin,2",
          MLA_ERROR_TABLE, "launch_kv_tma 2 (page boxes) needs a bf16-KV kernel whose TMA loads are verified"},
-        {"bf16,bf16,16,1,0,0,1,1,0,256,168704,mla_decode_wg_bf16_fp8_m16,mla_decode_wg_bf16_fp8.cubin,1",
+        {"bf16,bf16,16,1,0,0,1,1,0,256,170752,mla_decode_wg_bf16_fp8_m16,mla_decode_wg_bf16_fp8.cubin,1",
          MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel whose TMA loads are verified"},
         {"bf16,bf16,64,1,0,0,1,1,0,256,231936,mla_decode_qm_bf16_bf16_m64,mla_decode_qm_bf16_bf16.cubin,1", MLA_SUCCESS,
          ""},

@@ -117,7 +117,8 @@ static inline constexpr int mla_decode_smem_bytes(int m, bool kv_fp8) {
 /* wgmma kernels (mla_decode_wg_<q>_<kv>_m<M>, decode_wgmma.cuh): 2 warpgroups (256 threads),
  * 64-token KV tiles in a 128-byte-swizzled shared layout; bf16 KV: a ring of `stages` tiles;
  * fp8 KV: a ring of `stages` raw fp8 tiles plus one widened bf16 tile. Shared memory: Q (M rows),
- * the ring, [the bf16 tile], P^T (M x 64 bf16), row-max exchange (4 M floats), token flags. */
+ * the ring, [the bf16 tile], P^T (M x 64 bf16; two of them with bf16 KV at M <= 32, by tile parity:
+ * wg_common.cuh's Cfg::PBUF), row-max exchange (4 M floats), token flags. */
 static inline constexpr int mla_decode_wg_threads() { return 256; }
 static inline constexpr int mla_decode_wg_stages(int m, bool kv_fp8) { return kv_fp8 ? (m == 64 ? 2 : 3) : 2; }
 /* fp8 KV with M = 16 runs the ping-pong variant (M = 32 would need ~270 registers): each warpgroup loads its own tiles (every other
@@ -130,7 +131,7 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
                : m * 1152                                                         /* Q, bf16 */
            + mla_decode_wg_stages(m, kv_fp8) * (kv_fp8 ? 64 * 576 : 64 * 1152) /* ring    */
            + (kv_fp8 ? 64 * 1152 : 0)                                       /* widened */
-           + m * 128                                                        /* P^T     */
+           + (kv_fp8 || m > 32 ? 1 : 2) * m * 128                           /* P^T     */
            + 16 * m                                                         /* maxima  */
            + mla_decode_wg_stages(m, kv_fp8) * 64 * 4;                      /* flags   */
 }

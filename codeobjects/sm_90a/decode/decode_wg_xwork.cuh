@@ -134,7 +134,7 @@ __device__ __forceinline__ void decode_wg_xwork_body(const mla_decode_params& p,
             if (__any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0))
                 zero_flagged_v(smem + C::OFF_KV + stage * kTile, tk, wt, 1);
             if (!(MLA_WG_ABLATE & 4))
-                tile_mma<16, NQ>(smem, sbase, C::OFF_KV + stage * kTile, C::OFF_P, red, tk, w.tok_begin + tile * kTN,
+                tile_mma<16, NQ>(smem, sbase, C::OFF_KV + stage * kTile, C::OFF_P + (g & 1) * 16 * 128, red, tk, w.tok_begin + tile * kTN,
                                  lim, sl2, m_run, l_run, o, dQ, 1);
             fence_proxy_async();                // zeroed rows before the TMA that refills the slot
             bar_arrive(kWgEmpty + stage, 256);  // the slot is free

@@ -211,7 +211,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 }
             }
             if (mma && !(MLA_WG_ABLATE & 4))
-                tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + wg * NQ * 128, red + wg * 4 * NQ,
+                tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + ((tile & (C::PBUF - 1)) * C::NC + wg) * NQ * 128, red + wg * 4 * NQ,
                                 tokok + stage * kTN, w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);
             MLA_TRACE(tr && tid == 0 && tile < 8, 14 + tile);
             MLA_TRACE(tr && tid == 0 && tile == n_tiles - 1, 23);

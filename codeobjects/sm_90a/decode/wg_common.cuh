@@ -137,7 +137,12 @@ struct Cfg {
     static constexpr int RING = STAGES * (KV8 ? kRaw8 : kTile);
     static constexpr int OFF_KVB = OFF_KV + RING;  // fp8: the widened bf16 tile
     static constexpr int OFF_P = OFF_KVB + (KV8 ? kTile : 0);
-    static constexpr int OFF_RED = OFF_P + N * 128;
+    // P^T buffers: 2 with bf16 KV at 16 and 32 rows, used by tile parity. There the decoupled MMA
+    // warpgroup meets no barrier between its P.V wait of tile t and its P^T stores of tile t + 1
+    // (MLA_WG_LAZY1B takes the decision after them), so tile t + 1 writes the other buffer; every
+    // warp passed tile t's barrier C / C' after its wait for P.V(t - 1), the buffer's last reader.
+    static constexpr int PBUF = (!KV8 && N <= 32) ? 2 : 1;
+    static constexpr int OFF_RED = OFF_P + PBUF * N * 128;
     static constexpr int OFF_TOK = OFF_RED + 16 * N;
     static constexpr int SMEM = OFF_TOK + STAGES * kTN * 4;
     static_assert(SMEM == mla_decode_wg_smem_bytes(N, KV8), "smem layout and formula disagree");
