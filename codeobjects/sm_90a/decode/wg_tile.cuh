@@ -289,10 +289,15 @@ __device__ __forceinline__ void store_pt_stsm(char* smem, uint32_t p_off, const 
 // 2^kLazy), decided for the whole warpgroup by one bar.red.or (B') from each warp's own maxima:
 // then every column takes its exact max as above (red[] and barrier B after B': three barriers on
 // such a tile); else the maxima stay, alpha is 1, and barrier B and the exchange through red[]
-// are skipped (two barriers, B' and C). P = 2^(s - m) <= 2^kLazy (bf16 / f16 hold it to the same
-// relative precision as P <= 1; o = sum p v / sum p for any reference max). Returns whether the
-// maxima moved (uniform over the warpgroup; always true when kLazy is 0): the caller rescales O
-// only then.
+// are skipped (two barriers, B' and C). With MLA_WG_LAZY1B (the wg cubins' default) P and P^T
+// come first, against the running max, and the decision is taken at the barrier that makes P^T
+// visible (C'): one barrier on a tile whose maxima stay; with MLA_WG_LATESHFL it comes from each
+// thread's own elements, and the shuffle rounds run only on a tile that moved. Then the caller
+// must order its P^T stores after every warp's P.V wait of the tile before (a barrier between
+// them, or P^T buffers used by tile parity: wg_common.cuh's Cfg::PBUF). P = 2^(s - m) <= 2^kLazy
+// (bf16 / f16 hold it to the same relative precision as P <= 1; o = sum p v / sum p for any
+// reference max). Returns whether the maxima moved (uniform over the warpgroup; always true when
+// kLazy is 0): the caller rescales O only then.
 template <int NQ, bool PF16, int kLazy = 0, bool kKeep = false>
 __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* red, const int* tok, int jt0,
                                              const int (&lim)[NQ / 4], float sl2, float (&s)[NQ / 2],
@@ -328,7 +333,8 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
             mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 16));
         }
     }
-    bool up = false;  // some column of this warp's tokens past its running max + kLazy (-inf: any key)
+    bool up = false;  // some column of this warp's tokens (kLateShfl: of this thread's elements) past its
+                      // running max + kLazy (-inf: any key)
     if constexpr (kLazy > 0) {
 #pragma unroll
         for (int i = 0; i < NI; ++i) up |= mx[i] > m_run[i] + float(kLazy);
