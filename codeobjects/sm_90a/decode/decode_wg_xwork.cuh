@@ -61,6 +61,7 @@ template <bool Q8>
 __device__ __forceinline__ void decode_wg_xwork_body(const mla_decode_params& p, char* smem, uint32_t sbase,
                                                       uint32_t bar0, float sl2, float kvsc) {
     using C = Cfg<16, false>;
+    static_assert(C::PBUF == 2, "the one-barrier softmax writes P^T by tile parity (wg_common.cuh's PBUF)");
     constexpr int NQ = 16, NI = NQ / 4, STG = C::STAGES;
     static_assert(8 * kOPitch * 4 <= C::OFF_KV - C::OFF_Q, "half the output staging does not fit the Q region");
     const int tid = threadIdx.x, lane = tid & 31, wt = tid & 127, wl = (tid >> 5) & 3;
@@ -134,7 +135,7 @@ __device__ __forceinline__ void decode_wg_xwork_body(const mla_decode_params& p,
             if (__any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0))
                 zero_flagged_v(smem + C::OFF_KV + stage * kTile, tk, wt, 1);
             if (!(MLA_WG_ABLATE & 4))
-                tile_mma<16, NQ>(smem, sbase, C::OFF_KV + stage * kTile, C::OFF_P + (g & 1) * 16 * 128, red, tk, w.tok_begin + tile * kTN,
+                tile_mma<16, NQ>(smem, sbase, C::OFF_KV + stage * kTile, C::OFF_P + (g & (C::PBUF - 1)) * 16 * 128, red, tk, w.tok_begin + tile * kTN,
                                  lim, sl2, m_run, l_run, o, dQ, 1);
             fence_proxy_async();                // zeroed rows before the TMA that refills the slot
             bar_arrive(kWgEmpty + stage, 256);  // the slot is free
