@@ -39,9 +39,9 @@ BUILD=${BUILD:-build-lead}
 
 # The library, tool and code objects to run under DIR: $BUILD's library and tool with DIR's code
 # objects, or DIR's own when DIR holds a whole build (DIR/src/libmla.so.0, DIR/tools/mla/mla).
-# Paths come back absolute (a relative DIR is taken from the repository root): the library falls
-# back along its search order past a MLA_CODEOBJECT_DIR that is not a folder, so a wrong path
-# would time the default code objects (session 29 call 1's A/Bs, which named /tmp folders).
+# Paths come back absolute (a relative DIR is taken from the repository root). Until session 30
+# the library fell back along its search order past a MLA_CODEOBJECT_DIR that is not a folder,
+# so a wrong path timed the default code objects (session 29 call 1's A/Bs); it now fails.
 paths_for() {
     [ -d "$1" ] || { echo "variant_bench: $1 is not a folder" >&2; exit 2; }
     local d b

@@ -78,7 +78,8 @@ Table load_table(const std::string& csv_path, const std::string& arch_dir);
 // has no table [TABLE for a malformed table or two tables with the same name].
 std::shared_ptr<const ArchTables> load_arch(const std::string& root, const std::string& arch);
 
-// Code-object root search (see mla_c_api.h): explicit, MLA_CODEOBJECT_DIR, next to the .so
+// Code-object root search (see mla_c_api.h; a set MLA_CODEOBJECT_DIR that is not a folder ends it
+// with no root): explicit, MLA_CODEOBJECT_DIR, next to the .so
 // (dladdr), install prefix, build tree. Returns "" if none exists; `tried` (if given) gets the
 // list of candidates with the reason each was skipped.
 std::string find_root(const std::string& explicit_root, std::string* tried = nullptr);

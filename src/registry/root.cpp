@@ -58,7 +58,14 @@ std::string find_root(const std::string& explicit_root, std::string* tried) {
             fs::path p = fs::weakly_canonical(c.second, ec);
             return ec ? c.second : p.string();
         }
-        if (tried) *tried += "  " + c.first + ": " + c.second + " (not a directory)\n";
+        // A set MLA_CODEOBJECT_DIR is a choice, as an explicit root is: when it names no folder the
+        // search stops, rather than loading other code objects than the ones asked for.
+        const bool env = c.first == "MLA_CODEOBJECT_DIR";
+        if (tried)
+            *tried += "  " + c.first + ": " + c.second +
+                      (env ? " (not a directory; the search stops at a set MLA_CODEOBJECT_DIR: fix or unset it)\n"
+                           : " (not a directory)\n");
+        if (env) return "";
     }
     return "";
 }

@@ -261,10 +261,17 @@ TEST_CASE("code-object root search order", "[core][registry][root]") {
         CHECK(std::string(small) == "abc");
     }
     {
+        // a set MLA_CODEOBJECT_DIR that is not a folder ends the search: no root, and it is named
         test::ScopedEnv env("MLA_CODEOBJECT_DIR", "/nonexistent/mla_root");
         std::string tried;
-        CHECK(mla::reg::find_root("", &tried) == fallback);
-        CHECK(contains(tried, "  MLA_CODEOBJECT_DIR: /nonexistent/mla_root (not a directory)\n"));
+        CHECK(mla::reg::find_root("", &tried).empty());
+        CHECK(tried ==
+              "  MLA_CODEOBJECT_DIR: /nonexistent/mla_root (not a directory; the search stops at a set "
+              "MLA_CODEOBJECT_DIR: fix or unset it)\n");
+        size_t n = 7;
+        CHECK(mla_codeobject_root(buf, sizeof buf, &n) == MLA_ERROR_ARCH_NOT_BUILT);
+        CHECK(contains(mla_last_error(), "MLA_CODEOBJECT_DIR: /nonexistent/mla_root (not a directory"));
+        CHECK(n == 7);  // nothing written on failure
         std::string tried2;
         CHECK(mla::reg::find_root("/nonexistent/explicit", &tried2).empty());  // explicit only
         CHECK(tried2 == "  explicit root: /nonexistent/explicit (not a directory)\n");
