@@ -107,10 +107,11 @@ MLA_API size_t mla_dtype_size(mla_dtype dtype);
  * <arch>/mla/ and <arch>/mla_dsl/). The root is, in order: an explicit root (context), the
  * MLA_CODEOBJECT_DIR environment variable, the `codeobjects` folder next to the loaded libmla.so
  * (dladdr), the install prefix (<datadir>/libmla/codeobjects), the build tree (a library still
- * inside its build tree takes the build tree before the install prefix). An explicit root, or a
- * set (non-empty) MLA_CODEOBJECT_DIR, that is not a folder ends the search with no root: the
- * calls that need one fail with MLA_ERROR_ARCH_NOT_BUILT and a message naming it, rather than
- * load code objects from a place not asked for. For AMD archs
+ * inside its build tree takes the build tree before the install prefix). An explicit root that
+ * is not a folder is refused (MLA_ERROR_INVALID_ARGUMENT: mla_set_codeobject_root,
+ * mla_context_create); a set (non-empty) MLA_CODEOBJECT_DIR that is not a folder ends the search
+ * with no root: the calls that need one fail with MLA_ERROR_ARCH_NOT_BUILT and a message naming
+ * it, rather than load code objects from a place not asked for. For AMD archs
  * point the root at an aiter installation's hsa/ directory.
  * ------------------------------------------------------------------------------------------- */
 
