@@ -1,7 +1,9 @@
 // mla_decode_ra_fp8_fp8.cu - sm_90a MLA decode kernel on wgmma with register-sourced A, Q fp8 / KV
 // fp8, row tile M = 16 (mla_decode_ra_fp8_fp8_m16). Body: decode_ra.cuh; table: mla_decode.csv.
-// The exact running max here (wg_tile.cuh's default is the lazy one): with it this row ran
-// 112.1 -> 112.6 µs (docs/performance.md, session 29 call 2).
+// The exact running max here (wg_tile.cuh's default is the lazy one): with the two-barrier lazy
+// max this row ran 112.1 -> 112.6 µs (docs/performance.md, session 29 call 2), and 108.4 -> 111.4
+// with stmatrix (a 4-byte spill; session 30 call 1). -DMLA_WG_LAZY=8 now builds the one-barrier
+// lazy path (237 registers, no spill): not yet measured.
 #ifndef MLA_WG_LAZY
 #define MLA_WG_LAZY 0
 #endif
