@@ -277,6 +277,14 @@ __device__ __forceinline__ void store_pt_stsm(char* smem, uint32_t p_off, const 
     }
 }
 
+// Max of v over the 8 lanes of this warp with the same lane % 4: the lanes that hold one query
+// column of the S^T accumulator layout, each for its own two tokens of the warp's 16.
+__device__ __forceinline__ float warp_col_max(float v) {
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 4));
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 8));
+    return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 16));
+}
+
 // The online softmax of one 64-token tile for a warpgroup's NQ query columns, on the S^T
 // accumulator layout (this thread: tokens r0, r0 + 8 of the tile; columns 8 (i >> 1) + 2 (lane & 3)
 // + (i & 1)): mask (token flags, causal limits, padding rows), scale to base-2 logits, column
@@ -326,12 +334,7 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
         s[e0] = a;
         s[e0 + 2] = b;
         mx[i] = fmaxf(a, b);
-        if constexpr (kLateShfl) {
-        } else if constexpr ((MLA_WG_ABLATE & 1024) == 0) {
-            mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 4));
-            mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 8));
-            mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 16));
-        }
+        if constexpr (!kLateShfl && (MLA_WG_ABLATE & 1024) == 0) mx[i] = warp_col_max(mx[i]);
     }
     bool up = false;  // some column of this warp's tokens (kLateShfl: of this thread's elements) past its
                       // running max + kLazy (-inf: any key)
@@ -363,11 +366,7 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
         // read it yet) behind barriers B and C
         if constexpr (kLateShfl) {
 #pragma unroll
-            for (int i = 0; i < NI; ++i) {
-                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 4));
-                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 8));
-                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 16));
-            }
+            for (int i = 0; i < NI; ++i) mx[i] = warp_col_max(mx[i]);
         }
     }
     bool moved = true;
