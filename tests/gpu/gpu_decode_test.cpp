@@ -293,8 +293,10 @@ int main(int argc, char** argv) {
     auto report = [&](const Spec& s, const CaseResult& r, const char* tag) {
         ++n;
         if (!r.ok) ++failed;
-        if (!r.ok || g_verbose)
+        if (!r.ok || g_verbose) {
             std::printf("%s %s%s: %s\n", r.ok ? "ok  " : "FAIL", tag, describe(s).c_str(), r.msg.c_str());
+            std::fflush(stdout);  // (a run cut off by a timeout still shows the failures before it)
+        }
     };
     int idx = 0;
     for (int d = 0; d < 3; ++d)
