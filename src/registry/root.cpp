@@ -31,16 +31,23 @@ std::string self_dir() {
 }  // namespace
 
 std::string find_root(const std::string& explicit_root, std::string* tried) {
-    std::vector<std::pair<std::string, std::string>> candidates;  // (where from, path)
+    struct Candidate {
+        std::string from, path, note;  // note: appended to "not a directory" in `tried`
+    };
+    std::vector<Candidate> candidates;
+    const char* env = std::getenv("MLA_CODEOBJECT_DIR");
+    // A chosen root is the only candidate: an explicit one, or a set MLA_CODEOBJECT_DIR (when it
+    // names no folder the search stops, rather than load other code objects than the ones asked for).
     if (!explicit_root.empty()) {
-        candidates.emplace_back("explicit root", explicit_root);
+        candidates.push_back({"explicit root", explicit_root, ""});
+    } else if (env && env[0]) {
+        candidates.push_back(
+            {"MLA_CODEOBJECT_DIR", env, "; the search stops at a set MLA_CODEOBJECT_DIR: fix or unset it"});
     } else {
-        if (const char* env = std::getenv("MLA_CODEOBJECT_DIR"))
-            if (env[0]) candidates.emplace_back("MLA_CODEOBJECT_DIR", env);
         std::string lib = self_dir();
         if (!lib.empty()) {
-            candidates.emplace_back("next to the library", lib + "/codeobjects");
-            candidates.emplace_back("next to the library", lib + "/../share/libmla/codeobjects");
+            candidates.push_back({"next to the library", lib + "/codeobjects", ""});
+            candidates.push_back({"next to the library", lib + "/../share/libmla/codeobjects", ""});
         }
         // A library (or test program) still inside its meson build tree uses that tree's code
         // objects before the install prefix, so a stale installation cannot mask the build.
@@ -48,24 +55,17 @@ std::string find_root(const std::string& explicit_root, std::string* tried) {
         const std::string build_root = fs::path(build_dir).parent_path().string();
         const bool in_build_tree =
             !build_root.empty() && !lib.empty() && lib.compare(0, build_root.size() + 1, build_root + "/") == 0;
-        if (in_build_tree) candidates.emplace_back("build tree", build_dir);
-        candidates.emplace_back("install prefix", MLA_INSTALL_CODEOBJECT_DIR);
-        if (!in_build_tree) candidates.emplace_back("build tree", build_dir);
+        if (in_build_tree) candidates.push_back({"build tree", build_dir, ""});
+        candidates.push_back({"install prefix", MLA_INSTALL_CODEOBJECT_DIR, ""});
+        if (!in_build_tree) candidates.push_back({"build tree", build_dir, ""});
     }
     for (const auto& c : candidates) {
         std::error_code ec;
-        if (!c.second.empty() && fs::is_directory(c.second, ec)) {
-            fs::path p = fs::weakly_canonical(c.second, ec);
-            return ec ? c.second : p.string();
+        if (!c.path.empty() && fs::is_directory(c.path, ec)) {
+            fs::path p = fs::weakly_canonical(c.path, ec);
+            return ec ? c.path : p.string();
         }
-        // A set MLA_CODEOBJECT_DIR is a choice, as an explicit root is: when it names no folder the
-        // search stops, rather than loading other code objects than the ones asked for.
-        const bool env = c.first == "MLA_CODEOBJECT_DIR";
-        if (tried)
-            *tried += "  " + c.first + ": " + c.second +
-                      (env ? " (not a directory; the search stops at a set MLA_CODEOBJECT_DIR: fix or unset it)\n"
-                           : " (not a directory)\n");
-        if (env) return "";
+        if (tried) *tried += "  " + c.from + ": " + c.path + " (not a directory" + c.note + ")\n";
     }
     return "";
 }
