@@ -23,7 +23,11 @@ import torch
 
 import libmla
 
-KN = 40
+KN = 70  # trace.cuh's kN
+# in-tile points (trace.cuh, clock64 only): 40 + 10 (k - 2) + j for tiles k = 2, 3, 4
+SUB = ("entry", "S issued", "S done", "logits, maxima", "P", "P^T stored", "proxy fence", "C' passed",
+       "P.V issued", "P.V done")
+SUB_TILES = (2, 3, 4)
 NAMES = {0: "entry", 1: "grid wait done", 2: "work record read", 3: "Q copies issued",
          4: "first tiles issued", 5: "Q visible", 22: "last tile landed", 23: "last tile MMAs done",
          24: "epilogue start", 25: "output staged", 26: "output stored"}
@@ -136,6 +140,25 @@ def main():
             continue
         print(f"{i:>2} {NAMES[i]:<23} {statistics.median(g):10.2f} [{min(g):8.2f}, {max(g):8.2f}]"
               f"          {statistics.median(own):10.2f} [{min(own):8.2f}, {max(own):8.2f}]  {len(g)}")
+    # in-tile steps: clock64 differences within each CTA, median [min, max] over the CTAs, in ns
+    print(f"in-tile steps (ns, own clock at {ghz:.3f} GHz; median [min, max] over the CTAs that reached both):")
+    for k in SUB_TILES:
+        b0 = 40 + 10 * (k - 2)
+        for j in range(1, len(SUB)):
+            d = [(int(r[KN + b0 + j]) - int(r[KN + b0 + j - 1])) / ghz for _, r in recs
+                 if r[KN + b0 + j] != 0 and r[KN + b0 + j - 1] != 0]
+            if d:
+                print(f"   tile {k} {SUB[j - 1]:>14} -> {SUB[j]:<14} {statistics.median(d):8.1f} "
+                      f"[{min(d):8.1f}, {max(d):8.1f}]  {len(d)}")
+        d = [(int(r[KN + b0 + 9]) - int(r[KN + b0])) / ghz for _, r in recs if r[KN + b0 + 9] != 0 and r[KN + b0] != 0]
+        if d:
+            print(f"   tile {k} entry -> P.V done (total) {statistics.median(d):8.1f} [{min(d):8.1f}, {max(d):8.1f}]")
+        if k + 1 in SUB_TILES:
+            d = [(int(r[KN + b0 + 10]) - int(r[KN + b0 + 9])) / ghz for _, r in recs
+                 if r[KN + b0 + 10] != 0 and r[KN + b0 + 9] != 0]
+            if d:
+                print(f"   tile {k} P.V done -> tile {k + 1} entry {statistics.median(d):8.1f} "
+                      f"[{min(d):8.1f}, {max(d):8.1f}]")
     if a.slim_trace and B == 1:
         snames = ("entry", "plan read", "grid wait done", "loads landed", "before store")
         srecs = []

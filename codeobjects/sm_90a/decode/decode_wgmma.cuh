@@ -210,6 +210,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                     kt_off = C::OFF_KVB;
                 }
             }
+            MLA_TRACE_SUBTILE(tr && tid == 0, tile);
             if (mma && !(MLA_WG_ABLATE & 4))
                 tile_mma<N, NQ>(smem, sbase, kt_off, C::OFF_P + ((tile & (C::PBUF - 1)) * C::NC + wg) * NQ * 128, red + wg * 4 * NQ,
                                 tokok + stage * kTN, w.tok_begin + tile * kTN, lim, sl2, m_run, l_run, o, dQ, 1 + wg);

@@ -14,6 +14,12 @@
 // epilogue's start, 25 the output staged, 26 the output stored (this thread's share), 30 + k
 // warpgroup 1 (thread 128) issued tile k + 2 (k < 8), 38 warpgroup 1 passed the EMPTY barrier of
 // tile 0 (before issuing tile 2), 39 it issued tile 2's boxes (before the next page's lookup).
+// Points inside a tile (session 31: where the 16- and 32-row softmax's time goes), clock64 only (no
+// globaltimer, so the stamp itself costs a few cycles): 40 + 10 (k - 2) + j for tiles k = 2, 3, 4,
+// by the MMA warpgroup's thread 0 in tile_mma / tile_softmax (wg_tile.cuh): j = 0 entry, 1 S^T
+// issued, 2 S^T waited for and summed, 3 logits masked and the thread's maxima, 4 P against the
+// running max, 5 P^T stored, 6 the proxy fence, 7 barrier C' passed, 8 P.V issued, 9 P.V waited
+// for. A tile that moved its maxima passes 7 before the exact path (B, C).
 #pragma once
 #include <stdint.h>
 
@@ -23,9 +29,10 @@
 
 #if MLA_WG_TRACE
 namespace mla_trace {
-constexpr int kN = 40;
+constexpr int kN = 70;
 __shared__ unsigned long long s_ns[kN];
 __shared__ long long s_clk[kN];
+__shared__ int s_sub;  // the first in-tile stamp of the tile tile_mma runs (40, 50, 60), or -1
 
 __device__ __forceinline__ void stamp(int i) {
     unsigned long long t;
@@ -37,6 +44,7 @@ __device__ __forceinline__ void stamp(int i) {
 __device__ __forceinline__ void begin() {
     if (threadIdx.x != 0) return;
     for (int i = 0; i < kN; ++i) s_ns[i] = 0, s_clk[i] = 0;
+    s_sub = -1;
     stamp(0);
 }
 // Thread 0 writes the record to dst (after a barrier that follows the work's stores).
@@ -49,8 +57,20 @@ __device__ __forceinline__ void dump(unsigned long long* dst, int tiles, int wor
     dst[2 * kN + 1] = (unsigned long long)tiles;
     dst[2 * kN + 2] = (unsigned long long)works;
 }
+// Thread 0 of the traced work, before tile_mma of tile `tile`: its in-tile stamps, if any.
+__device__ __forceinline__ void sub_tile(int tile) { s_sub = tile >= 2 && tile < 5 ? 40 + 10 * (tile - 2) : -1; }
+__device__ __forceinline__ int sub_base() { return threadIdx.x == 0 ? s_sub : -1; }
+__device__ __forceinline__ void sub_stamp(int base, int j) {
+    if (base >= 0) s_clk[base + j] = clock64();
+}
 }  // namespace mla_trace
 #define MLA_TRACE_BEGIN() mla_trace::begin()
+#define MLA_TRACE_SUBTILE(cond, tile)             \
+    do {                                          \
+        if (cond) mla_trace::sub_tile(tile);      \
+    } while (0)
+#define MLA_TRACE_SUB_BASE(name) const int name = mla_trace::sub_base()
+#define MLA_TRACE_SUB(name, j) mla_trace::sub_stamp(name, j)
 #define MLA_TRACE(cond, i)             \
     do {                               \
         if (cond) mla_trace::stamp(i); \
@@ -58,4 +78,7 @@ __device__ __forceinline__ void dump(unsigned long long* dst, int tiles, int wor
 #else
 #define MLA_TRACE_BEGIN() ((void)0)
 #define MLA_TRACE(cond, i) ((void)0)
+#define MLA_TRACE_SUBTILE(cond, tile) ((void)0)
+#define MLA_TRACE_SUB_BASE(name) ((void)0)
+#define MLA_TRACE_SUB(name, j) ((void)0)
 #endif

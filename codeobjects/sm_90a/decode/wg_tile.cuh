@@ -4,6 +4,7 @@
 // decode_wgmma.cuh, decode_wg_pp.cuh, decode_wg_xwork.cuh and decode_qm.cuh; layouts: decode_wgmma.cuh.
 #pragma once
 #include "decode/kv_load.cuh"
+#include "decode/trace.cuh"  // in-tile stamps of the MLA_WG_TRACE hook (no code when 0)
 
 namespace mla_wg {
 
@@ -316,6 +317,7 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
     constexpr bool kLateShfl = kLazy > 0 && MLA_WG_LAZY1B && MLA_WG_LATESHFL && (MLA_WG_ABLATE & 1024) == 0;
     const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3;
     const int r0 = 16 * wl + (lane >> 2);
+    MLA_TRACE_SUB_BASE(tsb);
     // ---- mask, scale to base-2 logits, column (query row) maxima ----
     const int jt = jt0 + r0;
     const bool ok0 = tok[r0] != 0, ok1 = tok[r0 + 8] != 0;
@@ -336,6 +338,7 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
         mx[i] = fmaxf(a, b);
         if constexpr (!kLateShfl && (MLA_WG_ABLATE & 1024) == 0) mx[i] = warp_col_max(mx[i]);
     }
+    MLA_TRACE_SUB(tsb, 3);
     bool up = false;  // some column of this warp's tokens (kLateShfl: of this thread's elements) past its
                       // running max + kLazy (-inf: any key)
     if constexpr (kLazy > 0) {
@@ -352,9 +355,14 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
             pav[i] = mn == -INFINITY ? 0.f : ex2(s[e0] - mn);
             pbv[i] = mn == -INFINITY ? 0.f : ex2(s[e0 + 2] - mn);
         }
+        MLA_TRACE_SUB(tsb, 4);
         if constexpr ((MLA_WG_ABLATE & 512) == 0) store_pt_stsm<NQ, PF16>(smem, p_off, pav, pbv);
+        MLA_TRACE_SUB(tsb, 5);
         fence_proxy_async();
-        if (!bar_red_or(bar_id, 128, up)) {  // (C') P^T visible, and no column's max moved
+        MLA_TRACE_SUB(tsb, 6);
+        const bool mv = bar_red_or(bar_id, 128, up);
+        MLA_TRACE_SUB(tsb, 7);
+        if (!mv) {  // (C') P^T visible, and no column's max moved
 #pragma unroll
             for (int i = 0; i < NI; ++i) {
                 alpha[i] = 1.f;
@@ -441,6 +449,8 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
                                          float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&o)[8][NQ / 2],
                                          uint64_t dQ, int bar_id) {
     constexpr int NR = NQ / 2, NI = NQ / 4;
+    MLA_TRACE_SUB_BASE(tsb);
+    MLA_TRACE_SUB(tsb, 0);
     const uint64_t dP = sw128_desc(sbase + p_off, 16, 1024);
     // ---- S^T = K . Q^T over 576 dims, in NA independent accumulator chains (k-step kk goes to
     // chain kk % NA): consecutive wgmmas then do not wait on each other's results ----
@@ -478,7 +488,9 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
     }
 #endif
     float s[NR];
+    MLA_TRACE_SUB(tsb, 1);
     wait_sum_chains(sa, s);
+    MLA_TRACE_SUB(tsb, 2);
 
     float alpha[NI];
     bool moved = true;
@@ -515,7 +527,9 @@ __device__ __forceinline__ void tile_mma(char* smem, uint32_t sbase, uint32_t kt
             wgmma<NQ, 1>(o[mb], dV + uint64_t((mb * kBlk + kt * 2048) >> 4), dP + uint64_t((kt * 32) >> 4), 1);
 #endif
     wg_commit();
+    MLA_TRACE_SUB(tsb, 8);
     wg_wait0();
+    MLA_TRACE_SUB(tsb, 9);
 #pragma unroll
     for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
 }
