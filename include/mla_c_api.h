@@ -949,13 +949,31 @@ typedef struct mla_decode_args {
      * captured one (or capture with 0). Negative or above num_clusters:
      * MLA_ERROR_INVALID_ARGUMENT. */
     int32_t active_clusters;
+    /* Padding made explicit (the struct ended at 288 bytes, active_clusters and 4 bytes of tail
+     * padding): ignored by this library, so that a caller built before no_split_tiles, whose
+     * struct_size covers these bytes, cannot set it by chance. */
+    int32_t reserved0;
+    /* 1: the plan splits no qo tile over several works, as mla_plan_summary.num_split_tiles == 0
+     * says for a host plan (e.g. b = 128 requests of 4K tokens on 132 clusters, or b = 64 of 1K
+     * with the default work overhead): mla_decode_fwd then launches the decode kernel alone, no
+     * reducer (and no fused reduction: tile_counters are not used), and gives the kernel no
+     * partial buffers. The kernel checks it: a split work (partial_qo_loc >= 0) is rejected, its
+     * rows not written, and MLA_DECODE_ERR_PLAN (4) ORed into error_flag, as for any plan the
+     * kernel cannot run. 0 (and a caller whose struct_size ends before the field, appended at
+     * byte 288): the reducer launches whenever the plan's sizes allow splits
+     * (mla_metadata_sizes.partial_rows > 0), and finds nothing to do where no tile split. Why:
+     * that reducer costs such plans ~1-2 us of GPU time and a launch's host time a call
+     * (docs/performance.md, session 31). A device-planned plan has no host summary: pass 0, or 1
+     * only where the shapes cannot split. Other values: MLA_ERROR_INVALID_ARGUMENT. */
+    int32_t no_split_tiles;
 } mla_decode_args;
-#define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, 1, 0, MLA_DTYPE_BF16, NULL, 0, 0}
+#define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, 1, 0, MLA_DTYPE_BF16, NULL, 0, 0, 0, 0}
 
 /* Runs decode on `stream` (CUstream / hipStream_t; NULL = default stream): the decode kernel of
  * table mla_decode (key: dtypes, row tile M, causal, lse, cprr = (cp_world_size > 1), fused =
  * (tile_counters given and the reducer row allows it; see tile_counters)) with
- * num_clusters CTAs (active_clusters when given), then, when the plan can split (partial_rows > 0), the reducer of table
+ * num_clusters CTAs (active_clusters when given), then, when the plan can split (partial_rows > 0) and the caller
+ * does not say that it splits no tile (no_split_tiles), the reducer of table
  * mla_reduce (key: spread, a few long-split tiles or many), unless the decode kernel reduces the
  * split tiles itself (tile_counters given, and the tables allow it: see tile_counters). Each is launched as a programmatic
  * dependent launch where its row says launch_pdl 1 (every shipped row): its CTAs may become
@@ -990,7 +1008,7 @@ typedef struct mla_decode_args {
  * is_cp_round_robin = 0 for W > 1 (its causal trim drops keys a row sees under the global
  * mask) or with is_cp_round_robin = 1 for W = 1 (a forgotten cp_world_size); tile_counters
  * not 4-byte aligned, or tile_counters_len < 0; active_clusters < 0 or > the plan's
- * num_clusters.
+ * num_clusters; no_split_tiles other than 0 / 1.
  * MLA_ERROR_BUFFER_TOO_SMALL: workspace or plan buffers smaller than mla_metadata_info(plan_params)
  * says, or tile_counters (when not NULL) shorter than reduce_indptr_len - 1 elements.
  * MLA_ERROR_UNSUPPORTED_SHAPE: the head plan rejects the shape, the context is not

@@ -321,6 +321,11 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     MLA_CHECK_ARG(a.active_clusters >= 0 && a.active_clusters <= sz.num_clusters,
                   where << "active_clusters " << a.active_clusters << " outside 0.." << sz.num_clusters
                         << " (0 = every one of the plan's num_clusters; mla_plan_summary.active_clusters)");
+    // no_split_tiles: the caller says that no tile splits (mla_plan_summary.num_split_tiles 0): no
+    // reducer, no partial buffers (the kernel rejects a split work: mla_dec::load_work_rec)
+    MLA_CHECK_ARG(a.no_split_tiles == 0 || a.no_split_tiles == 1,
+                  where << "no_split_tiles " << a.no_split_tiles
+                        << " is not 0 or 1 (1: the plan splits no tile, mla_plan_summary.num_split_tiles == 0)");
 
     // ---- head plan (routing) and table rows ----
     mla_decode_shape shape = MLA_DECODE_SHAPE_INIT;
@@ -365,7 +370,7 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     // CTA of 4 warps, sized to sit beside a 16-row decode CTA; with many tiles, the
     // whole-tile reducer (a CTA per SM at most, each reducing its split tiles with all its warps;
     // mla_reduce.csv).
-    const bool can_split = sz.partial_rows > 0 && sz.reduce_indptr_len > 1;
+    const bool can_split = sz.partial_rows > 0 && sz.reduce_indptr_len > 1 && a.no_split_tiles == 0;
     const bool spread = int64_t(sz.reduce_indptr_len - 1) * m <= 2 * int64_t(sz.num_clusters);
     const auto reduce_row = [&] {
         return context_row_cached(ctx, (uint64_t(2) << 40) | uint64_t(spread), "mla_reduce", [&] {
@@ -545,8 +550,10 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
 
     // ---- kernel params ----
     char* ws = static_cast<char*>(a.workspace);
-    float* pout = sz.partial_rows > 0 ? reinterpret_cast<float*>(ws) : nullptr;
-    float* plse = sz.partial_rows > 0
+    // (no partial buffers where the caller says no tile splits: a split work then finds
+    // partial_out NULL and is rejected, MLA_DECODE_ERR_PLAN)
+    float* pout = can_split ? reinterpret_cast<float*>(ws) : nullptr;
+    float* plse = can_split
                       ? reinterpret_cast<float*>(ws + plan::partial_lse_offset(sz.partial_rows, hk))
                       : nullptr;
     mla_decode_params& p = d.decode;

@@ -47,12 +47,12 @@ struct CaseResult {
 
 std::string describe(const Spec& s) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%s/%s b=%d h=%d L=%d kv~%d%s%s ps=%d causal=%d lse=%d%s%s%s%s%s",
+    std::snprintf(buf, sizeof buf, "%s/%s b=%d h=%d L=%d kv~%d%s%s ps=%d causal=%d lse=%d%s%s%s%s%s%s",
                   mla_dtype_string(s.q_dtype), mla_dtype_string(s.kv_dtype), s.batch, s.heads, s.qlen,
                   s.kv_len, s.varlen ? "(var)" : "", s.long_first > 1 ? " (request 0 longer)" : "", s.page_size, int(s.causal), int(s.lse),
                   s.ragged_q ? " ragged" : "", s.zero_kv_frac > 0 ? " zero-kv" : "",
                   s.block_table ? " block_table" : "", s.out_dtype == MLA_DTYPE_FP32 ? " out=fp32" : "",
-                  s.fused_reduce ? " tile_counters" : "");
+                  s.fused_reduce ? " tile_counters" : "", s.always_reduce ? " no_split_tiles=0" : "");
     return buf;
 }
 
@@ -206,6 +206,10 @@ CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1, bool need
         cr.msg = "device error flag " + std::to_string(flag);
         return cr;
     }
+    if (s.always_reduce && (run.summary.num_split_tiles != 0 || run.args.no_split_tiles != 0)) {
+        cr.msg = "the case must run the reducer (no_split_tiles 0) on a plan with no split tile";
+        return cr;
+    }
     if (need_split && run.summary.num_split_tiles == 0) {
         cr.msg = "the plan has no split tiles (the case must exercise the reducer)";
         return cr;
@@ -256,6 +260,68 @@ CaseResult run_problem(mla_context* ctx, Problem p, int bad_page = -1, bool need
 CaseResult run_case(mla_context* ctx, const Spec& s, int bad_page = -1, bool need_split = false,
                     bool need_whole_tiles = false, bool expect_fused = false) {
     return run_problem(ctx, make_problem(s), bad_page, need_split, need_whole_tiles, expect_fused);
+}
+
+// A plan that splits tiles, decoded with no_split_tiles 1 (s.force_no_split; no partial buffers,
+// no reducer): the kernel must reject the split works and flag MLA_DECODE_ERR_PLAN (bit 4); the
+// requests whose tiles did not split must still match the reference.
+CaseResult run_forced_unsplit(mla_context* ctx, Spec s) {
+    CaseResult cr;
+    s.force_no_split = true;
+    const Problem p = make_problem(s);
+    DeviceRun run;
+    std::vector<float> out, lse, rout, rlse;
+    int32_t flag = -1;
+    if (!run.setup(ctx, p) || !run.launch() || !run.fetch(p, out, lse, flag)) {
+        cr.msg = run.error;
+        return cr;
+    }
+    if (run.args.no_split_tiles != 1 || run.summary.num_split_tiles == 0) {
+        cr.msg = "the case must pass no_split_tiles 1 on a plan with split tiles";
+        return cr;
+    }
+    if (!(flag & 4)) {
+        cr.msg = "error flag " + std::to_string(flag) + ", expected bit 4 (a split work without partial buffers)";
+        return cr;
+    }
+    // the requests of unsplit tiles: every work of the request has partial_qo_loc < 0 (dw 1);
+    // dw 0 is b * qk_batch_ratio + the head group (plan-layout.md)
+    std::vector<int32_t> wptr(size_t(run.sizes.work_indptr_len)), info(size_t(run.sizes.work_info_set_rows) * 8);
+    if (mla_memcpy_dtoh(ctx, wptr.data(), run.plan.work_indptr, wptr.size() * 4, nullptr) ||
+        mla_memcpy_dtoh(ctx, info.data(), run.plan.work_info_set, info.size() * 4, nullptr)) {
+        cr.msg = std::string("plan read-back: ") + mla_last_error();
+        return cr;
+    }
+    const mla_decode_shape sh = sm90_shape_of(s);
+    mla_head_plan hp = MLA_HEAD_PLAN_INIT;
+    if (mla_decode_head_plan(&sh, &hp) != MLA_SUCCESS) {
+        cr.msg = std::string("head plan: ") + mla_last_error();
+        return cr;
+    }
+    const int r = std::max(1, int(hp.qk_batch_ratio));
+    std::vector<char> split(size_t(s.batch), 0);
+    for (int w = 0; w < wptr.back(); ++w)
+        if (info[8 * size_t(w) + 1] >= 0) split[size_t(info[8 * size_t(w)] / r)] = 1;
+    std::vector<int> reqs;
+    for (int b = 0; b < s.batch; ++b)
+        if (!split[size_t(b)]) reqs.push_back(b);
+    if (reqs.empty()) {
+        cr.msg = "every request split: nothing left to compare";
+        return cr;
+    }
+    if (reference_subset(p, reqs, rout, rlse)) {
+        cr.msg = std::string("mla_decode_reference: ") + mla_last_error();
+        return cr;
+    }
+    std::vector<int> rows;
+    for (int b : reqs)
+        for (int t = p.qo_indptr[b]; t < p.qo_indptr[b + 1]; ++t) rows.push_back(t);
+    CompareResult cmp;
+    compare_rows(p, rows, out, lse, rout, rlse, tolerance_for(s), cmp);
+    cr.ok = cmp.ok();
+    cr.msg = "flag " + std::to_string(flag) + ", " + std::to_string(reqs.size()) + " of " + std::to_string(s.batch) +
+             " requests unsplit: " + (cr.ok ? "match" : cmp.first_bad);
+    return cr;
 }
 
 int row_tile(const Spec& s) {
@@ -615,6 +681,42 @@ int main(int argc, char** argv) {
             s.head_group_major = true;
             s.seed = 7200 + h;
             report(s, run_case(ctx, s), "group-major qo-tile sections ");
+        }
+    }
+    // no_split_tiles (mla_decode_args): the tools pass 1 wherever the host plan split no tile, so
+    // every case above whose plan split none ran without the reducer. These run libmla's default
+    // (0: the reducer after the decode, finding nothing to reduce) on such plans: 128 fixed
+    // requests of 4500 tokens (whole tiles under the default work overhead) for the 16-row bf16,
+    // 32-row, qm and register-A kernels; then 1 forced on plans that split (the kernel rejects the
+    // split works: flag bit 4, the other requests still right).
+    {
+        const int ds[][3] = {{0, 16, 1}, {0, 16, 2}, {0, 64, 1}, {1, 16, 1}, {2, 128, 1}};  // (dtype pair, heads, qlen)
+        for (const auto& d : ds) {
+            if (quick && d[1] != 16) continue;
+            Spec s;
+            s.q_dtype = dts[d[0]][0];
+            s.kv_dtype = dts[d[0]][1];
+            s.heads = d[1];
+            s.qlen = d[2];
+            s.batch = 128;
+            s.kv_len = 4500;
+            s.varlen = false;
+            s.page_size = 64;
+            s.lse = true;
+            s.always_reduce = true;
+            s.seed = 7300 + d[0] * 1000 + d[1] + d[2];
+            report(s, run_case(ctx, s), "reducer on an unsplit plan ");
+        }
+        for (const int h : {16, 64}) {
+            Spec s;  // 150 x 2000 tokens on 132 clusters: 100 requests split, 50 whole (`mla plan`)
+            s.heads = h;
+            s.batch = 150;
+            s.kv_len = 2000;
+            s.varlen = false;
+            s.page_size = 64;
+            s.lse = true;
+            s.seed = 7400 + h;
+            report(s, run_forced_unsplit(ctx, s), "no_split_tiles forced on a split plan ");
         }
     }
     for (const int h : {16, 64}) {  // a page id outside the cache: never read, flagged (TMA at page 16)

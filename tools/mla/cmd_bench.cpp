@@ -24,10 +24,12 @@ namespace {
 
 // A benchmark problem: fixed or varied lengths, causal, KV tiled from a random block, no spare
 // pages; fused: with tile counters (mla_decode_args tile_counters: one launch where the tables
-// allow the fused split-KV reduction).
+// allow the fused split-KV reduction); always_reduce: no_split_tiles 0 (the reducer after every
+// plan that may split; else 1 where the host plan split no tile).
 Spec bench_spec(int b, int sk, int h, int sq, int ps, mla_dtype q, mla_dtype kv, bool varlen, bool group_major,
-                bool fused) {
+                bool fused, bool always_reduce) {
     Spec s;
+    s.always_reduce = always_reduce;
     s.head_group_major = group_major;
     s.fused_reduce = fused;
     s.batch = b;
@@ -106,14 +108,14 @@ const Target kTargets[] = {
 const char* dt(mla_dtype d) { return d == MLA_DTYPE_BF16 ? "bf16" : "fp8"; }
 
 // The target table; list_only: the rows without running them (no context needed).
-int run_targets(mla_context* ctx, int iters, bool group_major, bool fused, double copy_gbs, const L2Flush& flush,
-                bool list_only) {
+int run_targets(mla_context* ctx, int iters, bool group_major, bool fused, bool always_reduce, double copy_gbs,
+                const L2Flush& flush, bool list_only) {
     std::printf("| q / kv | b | s_q | h | s_k | page | FlashMLA us | target us | us | %% of copy | TFLOPS | met | "
                 "idle GPU us |\n");
     std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n");
     int rc = 0, met = 0;
     for (const Target& r : kTargets) {
-        const Spec s = bench_spec(r.b, r.sk, r.h, r.sq, r.ps, r.q, r.kv, false, group_major, fused);
+        const Spec s = bench_spec(r.b, r.sk, r.h, r.sq, r.ps, r.q, r.kv, false, group_major, fused, always_reduce);
         Timed t;
         std::string error;
         char fm[32] = "-";
@@ -146,19 +148,21 @@ int run_targets(mla_context* ctx, int iters, bool group_major, bool fused, doubl
 int cmd_bench(int argc, char** argv) {
     int iters = 20;
     bool varlen = false, only_bf16 = false, quick = false, group_major = true, targets = false, list = false;
-    bool fused = false;
+    bool fused = false, always_reduce = false;
     for (int i = 0; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
             std::printf("usage: mla bench [--iters N] [--varlen] [--bf16-only] [--quick] [--aiter-order]\n"
-                        "                 [--fused-reduce] [--targets [--list]]\n"
+                        "                 [--fused-reduce] [--always-reduce] [--targets [--list]]\n"
                         "  the issue-5 grid, one table; --quick: b=128 s_k=4096 rows only;\n"
                         "  --targets: issue 8's target rows instead (FlashMLA's figure, the target, met);\n"
                         "  --list: print the target rows without a device\n"
                         "  plans are head-group-major (head_group_major = 1: a request's head groups\n"
                         "  and uniform-MTP qo tiles read its KV at the same time) unless --aiter-order;\n"
                         "  --fused-reduce: every call passes tile counters (mla_decode_args tile_counters):\n"
-                        "  one launch where the tables allow the fused split-KV reduction\n");
+                        "  one launch where the tables allow the fused split-KV reduction;\n"
+                        "  calls pass mla_decode_args no_split_tiles 1 where the host plan split no tile\n"
+                        "  (no reducer launch) unless --always-reduce (0, libmla's default)\n");
             return 0;
         } else if (a == "--iters" && i + 1 < argc) iters = std::max(1, std::atoi(argv[++i]));
         else if (a == "--varlen") varlen = true;
@@ -169,6 +173,7 @@ int cmd_bench(int argc, char** argv) {
         else if (a == "--head-group-major") group_major = true;  // the default
         else if (a == "--aiter-order") group_major = false;
         else if (a == "--fused-reduce") fused = true;
+        else if (a == "--always-reduce") always_reduce = true;
         else {
             std::fprintf(stderr, "mla bench: unknown option '%s'\n", a.c_str());
             return 2;
@@ -179,7 +184,7 @@ int cmd_bench(int argc, char** argv) {
             std::fprintf(stderr, "mla bench: --list goes with --targets\n");
             return 2;
         }
-        return run_targets(nullptr, iters, group_major, fused, 0, L2Flush{}, true);
+        return run_targets(nullptr, iters, group_major, fused, always_reduce, 0, L2Flush{}, true);
     }
     mla_context_options o = MLA_CONTEXT_OPTIONS_INIT;
     mla_context* ctx = nullptr;
@@ -221,10 +226,12 @@ int cmd_bench(int argc, char** argv) {
             return 1;
         }
         std::printf("mla bench on %s (%d SMs), causal, page 64, %s lengths, median of %d (each call after do_bench's "
-                    "256 MB L2 flush); device copy %.0f GB/s (read + write)%s\n",
+                    "256 MB L2 flush); device copy %.0f GB/s (read + write)%s%s\n",
                     mla_context_arch(ctx), mla_context_num_cus(ctx), varlen && !targets ? "varied" : "fixed", iters,
-                    copy_gbs, fused ? "; tile counters passed (--fused-reduce)" : "");
-        if (targets) return run_targets(ctx, iters, group_major, fused, copy_gbs, flush, false);
+                    copy_gbs, fused ? "; tile counters passed (--fused-reduce)" : "",
+                    always_reduce ? "; the reducer after every plan that may split (--always-reduce)"
+                                  : "; no reducer after a plan that split no tile (no_split_tiles)");
+        if (targets) return run_targets(ctx, iters, group_major, fused, always_reduce, copy_gbs, flush, false);
         std::printf("| dtype | b | s_q | h | s_k | works | split tiles | us | GB/s | %% of copy | TFLOPS | "
                     "idle GPU us |\n");
         std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -232,7 +239,7 @@ int cmd_bench(int argc, char** argv) {
         for (int d = 0; d < (only_bf16 ? 1 : 2); ++d)
             for (const Row& r : grid) {
                 const mla_dtype dt8 = d ? MLA_DTYPE_FP8_E4M3FN : MLA_DTYPE_BF16;
-                const Spec s = bench_spec(r.b, r.sk, r.h, r.sq, 64, dt8, dt8, varlen, group_major, fused);
+                const Spec s = bench_spec(r.b, r.sk, r.h, r.sq, 64, dt8, dt8, varlen, group_major, fused, always_reduce);
                 Timed t;
                 std::string error;
                 if (!time_row(ctx, s, iters, flush, &t, &error)) {

@@ -71,6 +71,9 @@ void usage(FILE* f) {
                  "                   active_clusters 0, libmla's default); without it the call\n"
                  "                   passes the host plan's active_clusters (no CTA for a\n"
                  "                   trailing cluster without work)\n"
+                 "  --always-reduce  GPU: pass no_split_tiles 0 (mla_decode_args, libmla's default):\n"
+                 "                   the reducer runs after every plan that may split; without it\n"
+                 "                   the call passes 1 where the host plan split no tile (one launch)\n"
                  "  --fast-fill      KV rows cut from one random 64K-element block at random\n"
                  "                   offsets, as mla bench fills them (large problems set up in\n"
                  "                   seconds; the check compares against the reference of the same\n"
@@ -175,6 +178,7 @@ int cmd_run(int argc, char** argv) {
         else if (a == "--cpu") force_cpu = true;
         else if (a == "--fused-reduce") s.fused_reduce = true;
         else if (a == "--all-clusters") s.all_clusters = true;
+        else if (a == "--always-reduce") s.always_reduce = true;
         else if (a == "--fast-fill") s.fast_fill = true;
         else if (a == "--clusters") s.num_clusters = std::max(0, std::atoi(next()));
         else if (a == "--overhead-tokens") s.work_overhead_tokens = std::atoi(next());
@@ -246,9 +250,9 @@ int cmd_run(int argc, char** argv) {
             return 1;
         }
         std::printf("  plan: %d works on %d clusters, %d of %d tiles split, max %d works per cluster; active_clusters %d "
-                    "passed (0: every cluster)\n",
+                    "passed (0: every cluster), no_split_tiles %d\n",
                     run.summary.num_works, run.sizes.num_clusters, run.summary.num_split_tiles, run.summary.num_tiles,
-                    run.summary.max_works_per_cluster, run.args.active_clusters);
+                    run.summary.max_works_per_cluster, run.args.active_clusters, run.args.no_split_tiles);
         if (flag) {
             std::printf("  device error flag %d\n", flag);
             status = 1;

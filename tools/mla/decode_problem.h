@@ -130,6 +130,14 @@ struct Spec {
     // mla_plan_summary.active_clusters, so that no CTA is launched for a cluster without work;
     // true passes 0 (one CTA per cluster, libmla's default)
     bool all_clusters = false;
+    // mla_decode_args.no_split_tiles: false (the tools' default) passes 1 where the host plan's
+    // mla_plan_summary.num_split_tiles is 0, so that no reducer is launched after a plan that
+    // split no tile; true passes 0 (the reducer whenever the plan's sizes allow splits, libmla's
+    // default)
+    bool always_reduce = false;
+    // tests: pass no_split_tiles 1 whatever the plan (where a tile split, the kernel must reject
+    // its split works and flag MLA_DECODE_ERR_PLAN)
+    bool force_no_split = false;
     // mla_metadata_params.num_clusters: CUs / SMs the plan spreads over; 0 = the context's count
     // (the device's SMs on the GPU path, the arch's default on the CPU path)
     int num_clusters = 0;
@@ -513,6 +521,7 @@ struct DeviceRun {
         error_flag = static_cast<int32_t*>(alloc(4));
         a.error_flag = error_flag;
         a.active_clusters = p.spec.all_clusters ? 0 : summary.active_clusters;
+        a.no_split_tiles = p.spec.force_no_split || (!p.spec.always_reduce && summary.num_split_tiles == 0) ? 1 : 0;
         if (p.spec.fused_reduce) {  // zeroed once, left zeroed by every call
             const int64_t tiles = std::max<int64_t>(sizes.reduce_indptr_len - 1, 1);
             a.tile_counters = static_cast<int32_t*>(alloc(size_t(tiles) * 4));

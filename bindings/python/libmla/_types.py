@@ -286,13 +286,15 @@ class mla_decode_args(_Versioned):
                 ("error_flag", c_ptr), ("g_kv_indptr", c_ptr),
                 ("cp_world_size", ctypes.c_int32), ("cp_rank", ctypes.c_int32),
                 ("out_dtype", c_enum), ("tile_counters", c_ptr), ("tile_counters_len", ctypes.c_int64),
-                ("active_clusters", ctypes.c_int32)]
+                ("active_clusters", ctypes.c_int32), ("reserved0", ctypes.c_int32),
+                ("no_split_tiles", ctypes.c_int32)]
     _defaults_ = dict(q_dtype=DType.BF16, kv_dtype=DType.BF16, batch_size=0, num_heads=16,
                       max_seqlen_q=1, total_q=0, page_size=1, num_pages=0, causal=1,
                       softmax_scale=0.0, q_stride_token=0, q_stride_head=0, kv_stride_page=0,
                       num_page_indices=0, block_table_stride=0, out_stride_token=0,
                       out_stride_head=0, workspace_bytes=0, cp_world_size=1, cp_rank=0,
-                      out_dtype=DType.BF16, tile_counters_len=0, active_clusters=0)
+                      out_dtype=DType.BF16, tile_counters_len=0, active_clusters=0, reserved0=0,
+                      no_split_tiles=0)
 
 
 # Every public struct with the name of its INIT macro (None: the header has none).

@@ -268,7 +268,7 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
            out=None, lse=None, return_lse=False, block_table=None, seq_lens=None, workspace=None,
            error_flag=None, stream=None, device=None, num_pages=None, total_q=None,
            g_kv_indptr=None, cp_world_size=1, cp_rank=0, validate=False, out_dtype=None,
-           tile_counters=None, active_clusters=0):
+           tile_counters=None, active_clusters=0, no_split_tiles=False):
     """Absorbed MLA decode on the GPU (mla_decode_fwd, sm_90a): the persistent decode kernel
     driven by the plan's work items, then the reducer for split tiles. Nothing synchronises.
 
@@ -296,7 +296,11 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
     plan.summary.active_clusters covers every work, and leaving out the empty trailing clusters
     saves ~0.3-0.4% of the decode's time per cluster on the H200); 0 = every cluster. With a host
     Plan a count that leaves works out raises ValueError; with a DevicePlan the kernel flags it
-    (error_flag 4).
+    (error_flag 4). no_split_tiles=True (mla_decode_args.no_split_tiles): the plan splits no qo
+    tile (a host Plan's plan.summary.num_split_tiles == 0), so the decode kernel runs alone, with
+    no reducer launch after it (~1-2 us less a call on the H200 where the plan's sizes allow
+    splits); with a host Plan that did split a tile it raises ValueError, with a DevicePlan the
+    kernel rejects the split works and flags them (error_flag 4).
 
     Round-robin context parallel (docs/context-parallel.md): cp_world_size W > 1 decodes rank
     cp_rank's shard (global KV position p of a request lives on rank p % W; the page table
@@ -397,6 +401,11 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
         if active_clusters >= len(wi) or int(wi[active_clusters]) != int(wi[-1]):
             raise ValueError(f"active_clusters={active_clusters} leaves works of the plan out "
                              f"(plan.summary.active_clusters is {plan.summary.active_clusters})")
+    if not isinstance(no_split_tiles, bool):
+        raise TypeError(f"no_split_tiles must be a bool, got {type(no_split_tiles).__name__}")
+    if isinstance(plan, Plan) and no_split_tiles and plan.summary.num_split_tiles != 0:
+        raise ValueError(f"no_split_tiles=True but the plan splits {plan.summary.num_split_tiles} tiles "
+                         "(plan.summary.num_split_tiles)")
 
     kv_stride_page = 0
     if ka.shape is not None:
@@ -547,7 +556,7 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
         error_flag=ef.ptr if ef is not None else None, g_kv_indptr=g_ptr, cp_world_size=W,
         cp_rank=cp_rank if W > 1 else 0, out_dtype=T.DType.FP32 if od == "fp32" else T.DType.BF16,
         tile_counters=tc.ptr if tc is not None else None, tile_counters_len=tc_len,
-        active_clusters=active_clusters)
+        active_clusters=active_clusters, no_split_tiles=1 if no_split_tiles else 0)
     _lib.check(_lib.load().mla_decode_fwd(ctx.handle, ctypes.byref(args), s))
     if use_torch and keep:
         # Temporaries (scales, workspace) must outlive the kernels: tell the caching allocator.

@@ -126,7 +126,8 @@ struct Work {
 // load_work reads work item wi of the plan (plan-layout.md): request b and head group g of the
 // folded pseudo-request, first token t0, row count, and the work's token range [tok_begin,
 // tok_end) of the request's N_b = n_kv tokens. Returns false (after flagging MLA_DECODE_ERR_PLAN)
-// for a work whose rows do not fit a tile of max_rows rows; every kernel then skips it.
+// for a work whose rows do not fit a tile of max_rows rows, or a split work (partial_qo_loc >= 0)
+// of a call without partial buffers (mla_decode_args.no_split_tiles); every kernel then skips it.
 // load_work_rec does the same from the record's two halves (dw 0-3, 4-7), already loaded.
 __device__ __forceinline__ bool load_work_rec(const mla_decode_params& p, int4 wa, int4 wb, int max_rows,
                                               Work& w) {
@@ -143,7 +144,7 @@ __device__ __forceinline__ bool load_work_rec(const mla_decode_params& p, int4 w
     w.n_kv = np > 0 ? ((np - 1) << psl) + p.kv_last_page_lens[w.b] : 0;
     w.tok_begin = (wb.x - w.kvi_b) << psl;
     w.tok_end = min(w.n_kv - wb.z, w.n_kv);
-    if (w.nrows > max_rows || w.nrows < 0 || w.t0 < 0) {
+    if (w.nrows > max_rows || w.nrows < 0 || w.t0 < 0 || (w.pql >= 0 && p.partial_out == nullptr)) {
         if (threadIdx.x == 0 && p.error_flag) atomicOr(p.error_flag, MLA_DECODE_ERR_PLAN);
         return false;
     }
