@@ -685,10 +685,11 @@ int main(int argc, char** argv) {
     }
     // no_split_tiles (mla_decode_args): the tools pass 1 wherever the host plan split no tile, so
     // every case above whose plan split none ran without the reducer. These run libmla's default
-    // (0: the reducer after the decode, finding nothing to reduce) on such plans: 128 fixed
-    // requests of 4500 tokens (whole tiles under the default work overhead) for the 16-row bf16,
-    // 32-row, qm and register-A kernels; then 1 forced on plans that split (the kernel rejects the
-    // split works: flag bit 4, the other requests still right).
+    // (0: the reducer after the decode, finding nothing to reduce) on such plans: 8 fixed requests
+    // of 300 tokens planned over 8 clusters (whole tiles, `mla plan --clusters 8`) for the 16-row
+    // bf16, 32-row, qm and register-A kernels; then 1 forced on plans that split (11 requests of
+    // 2000 tokens over 8 clusters: 4 split; the kernel rejects the split works: flag bit 4, the
+    // other requests still right). Small, for the CPU reference's time.
     {
         const int ds[][3] = {{0, 16, 1}, {0, 16, 2}, {0, 64, 1}, {1, 16, 1}, {2, 128, 1}};  // (dtype pair, heads, qlen)
         for (const auto& d : ds) {
@@ -698,8 +699,9 @@ int main(int argc, char** argv) {
             s.kv_dtype = dts[d[0]][1];
             s.heads = d[1];
             s.qlen = d[2];
-            s.batch = 128;
-            s.kv_len = 4500;
+            s.batch = 8;
+            s.kv_len = 300;
+            s.num_clusters = 8;
             s.varlen = false;
             s.page_size = 64;
             s.lse = true;
@@ -708,10 +710,11 @@ int main(int argc, char** argv) {
             report(s, run_case(ctx, s), "reducer on an unsplit plan ");
         }
         for (const int h : {16, 64}) {
-            Spec s;  // 150 x 2000 tokens on 132 clusters: 100 requests split, 50 whole (`mla plan`)
+            Spec s;
             s.heads = h;
-            s.batch = 150;
+            s.batch = 11;
             s.kv_len = 2000;
+            s.num_clusters = 8;
             s.varlen = false;
             s.page_size = 64;
             s.lse = true;
