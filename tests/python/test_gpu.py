@@ -221,6 +221,43 @@ def test_active_clusters_decode_equals_every_cluster(H, qlens, kv_lens):
                       active_clusters=act - 1)
 
 
+# no_split_tiles: a host plan that split no tile (4 requests of 450-500 tokens on 8 clusters, and
+# 64 heads x MTP 2 on 6 clusters) decoded without the reducer gives the same bytes as with it; on a
+# plan that split (one request of 3000 tokens on 8 clusters) the host plan's check refuses it
+# (ValueError), and its device copy runs with the split works rejected (error value 4).
+@pytest.mark.parametrize("H,qlens,kv_lens,clusters", [(16, [1] * 4, [500, 500, 480, 450], 8),
+                                                      (64, [2, 2], [700, 300], 6)])
+def test_no_split_tiles_decode_equals_reducer(H, qlens, kv_lens, clusters):
+    torch = _torch()
+    p = make_problem(kv_lens, qlens, H, 64, "bf16", "bf16", seed=H + 7)
+    plan = libmla.plan_metadata(p["qo"], p["kvi"], p["last"], H, arch="sm_90a", num_clusters=clusters,
+                                page_size=64, max_seqlen_qo=p["L"], causal=True)
+    assert plan.summary.num_split_tiles == 0 and plan.info.partial_rows > 0
+    dev = {k: torch.from_numpy(p[k]).cuda() for k in ("qo", "kvi", "last", "pages")}
+    runs = {}
+    for ns in (False, True):
+        flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+        out, lse = libmla.decode(p["q"], p["kv"], dev["qo"], dev["kvi"], dev["pages"], dev["last"], p["L"],
+                                 plan, return_lse=True, error_flag=flag, no_split_tiles=ns)
+        torch.cuda.synchronize()
+        runs[ns] = (out.clone(), lse.clone(), int(flag.item()))
+    assert runs[False][2] == 0 and runs[True][2] == 0
+    assert torch.equal(runs[True][0], runs[False][0]) and torch.equal(runs[True][1], runs[False][1])
+
+    s = make_problem([3000], [1], 16, 64, "bf16", "bf16", seed=5)
+    splan = libmla.plan_metadata(s["qo"], s["kvi"], s["last"], 16, arch="sm_90a", num_clusters=8,
+                                 page_size=64, max_seqlen_qo=1, causal=True)
+    assert splan.summary.num_split_tiles == 1
+    sdev = {k: torch.from_numpy(s[k]).cuda() for k in ("qo", "kvi", "last", "pages")}
+    sargs = [s["q"], s["kv"], sdev["qo"], sdev["kvi"], sdev["pages"], sdev["last"], 1]
+    with pytest.raises(ValueError, match="no_split_tiles"):
+        libmla.decode(*sargs, splan, no_split_tiles=True)
+    flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+    libmla.decode(*sargs, libmla.upload_plan(splan), error_flag=flag, no_split_tiles=True)
+    torch.cuda.synchronize()
+    assert int(flag.item()) & 4
+
+
 FP32_CASES = [
     # q, kv, H, qlens, page size, kv lens, q_scale, kv_scale, clusters (None: all SMs)
     ("bf16", "bf16", 16, [1, 1, 1], 64, [37, 700, 9000], None, None, None),   # splits: reducer
