@@ -95,6 +95,15 @@ struct Call : DecodeCall {
     }
 };
 
+// The summary of c's plan (planned again into the same buffers: the planner is deterministic).
+inline mla_plan_summary summary_of(DecodeCall& c) {
+    mla_plan_summary s{};
+    s.struct_size = sizeof s;
+    REQUIRE(mla_plan_metadata(&c.mp, c.qo.data(), c.kvi.data(), c.last.data(), &c.plan, nullptr, nullptr, &s) ==
+            MLA_SUCCESS);
+    return s;
+}
+
 inline mla_decode_params params_of(const fake_rt_launch_record* r) {
     mla_decode_params p;
     REQUIRE(r->args_bytes == sizeof p);

@@ -13,19 +13,6 @@
 
 using namespace decode_test;
 
-namespace {
-
-// The summary of c's plan (planned again into the same buffers: the planner is deterministic).
-mla_plan_summary summary_of(DecodeCall& c) {
-    mla_plan_summary s{};
-    s.struct_size = sizeof s;
-    REQUIRE(mla_plan_metadata(&c.mp, c.qo.data(), c.kvi.data(), c.last.data(), &c.plan, nullptr, nullptr, &s) ==
-            MLA_SUCCESS);
-    return s;
-}
-
-}  // namespace
-
 TEST_CASE("active_clusters: the grid is the host plan's clusters with work, the params keep the plan's count",
           "[decode][active]") {
     mla_context* ctx = make_ctx();

@@ -15,18 +15,6 @@
 
 using namespace decode_test;
 
-namespace {
-
-int split_tiles_of(DecodeCall& c) {
-    mla_plan_summary s{};
-    s.struct_size = sizeof s;
-    REQUIRE(mla_plan_metadata(&c.mp, c.qo.data(), c.kvi.data(), c.last.data(), &c.plan, nullptr, nullptr, &s) ==
-            MLA_SUCCESS);
-    return s.num_split_tiles;
-}
-
-}  // namespace
-
 TEST_CASE("no_split_tiles: the decode kernel alone, without partial buffers", "[decode][unsplit]") {
     static_assert(offsetof(mla_decode_args, reserved0) == 284 && offsetof(mla_decode_args, no_split_tiles) == 288,
                   "args layout: the field sits past the older struct's 288 bytes");
@@ -51,7 +39,7 @@ TEST_CASE("no_split_tiles: the decode kernel alone, without partial buffers", "[
         INFO(c.why);
         REQUIRE(c.ok);
         REQUIRE(c.sz.partial_rows > 0);  // the sizes allow splits: without the field the reducer runs
-        REQUIRE(split_tiles_of(c) == 0);
+        REQUIRE(summary_of(c).num_split_tiles == 0);
         const std::string sym = table_symbol(MLA_DTYPE_BF16, k.kvd, k.m);
 
         // 0 (the default): the decode kernel, then the reducer; the params carry the partial buffers
@@ -98,7 +86,7 @@ TEST_CASE("no_split_tiles: a split plan still launches (the host cannot see the 
     mla_context* ctx = make_ctx();
     DecodeCall c(1, 16, 1, 64, 32768, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1, 1, 0, 0);
     REQUIRE(c.ok);
-    REQUIRE(split_tiles_of(c) == 1);
+    REQUIRE(summary_of(c).num_split_tiles == 1);
     c.a.no_split_tiles = 1;
     REQUIRE(mla_decode_fwd(ctx, &c.a, nullptr) == MLA_SUCCESS);
     REQUIRE(fake_rt_launch_count() == 1);

@@ -691,33 +691,31 @@ int main(int argc, char** argv) {
     // 2000 tokens over 8 clusters: 4 split; the kernel rejects the split works: flag bit 4, the
     // other requests still right). Small, for the CPU reference's time.
     {
-        const int ds[][3] = {{0, 16, 1}, {0, 16, 2}, {0, 64, 1}, {1, 16, 1}, {2, 128, 1}};  // (dtype pair, heads, qlen)
-        for (const auto& d : ds) {
-            if (quick && d[1] != 16) continue;
+        // fixed lengths, page 64, lse, planned over 8 clusters
+        const auto on8 = [](int heads, int batch, int kv_len) {
             Spec s;
-            s.q_dtype = dts[d[0]][0];
-            s.kv_dtype = dts[d[0]][1];
-            s.heads = d[1];
-            s.qlen = d[2];
-            s.batch = 8;
-            s.kv_len = 300;
+            s.heads = heads;
+            s.batch = batch;
+            s.kv_len = kv_len;
             s.num_clusters = 8;
             s.varlen = false;
             s.page_size = 64;
             s.lse = true;
+            return s;
+        };
+        const int ds[][3] = {{0, 16, 1}, {0, 16, 2}, {0, 64, 1}, {1, 16, 1}, {2, 128, 1}};  // (dtype pair, heads, qlen)
+        for (const auto& d : ds) {
+            if (quick && d[1] != 16) continue;
+            Spec s = on8(d[1], 8, 300);
+            s.q_dtype = dts[d[0]][0];
+            s.kv_dtype = dts[d[0]][1];
+            s.qlen = d[2];
             s.always_reduce = true;
             s.seed = 7300 + d[0] * 1000 + d[1] + d[2];
             report(s, run_case(ctx, s), "reducer on an unsplit plan ");
         }
         for (const int h : {16, 64}) {
-            Spec s;
-            s.heads = h;
-            s.batch = 11;
-            s.kv_len = 2000;
-            s.num_clusters = 8;
-            s.varlen = false;
-            s.page_size = 64;
-            s.lse = true;
+            Spec s = on8(h, 11, 2000);
             s.seed = 7400 + h;
             report(s, run_forced_unsplit(ctx, s), "no_split_tiles forced on a split plan ");
         }
