@@ -956,15 +956,17 @@ typedef struct mla_decode_args {
     /* 1: the plan splits no qo tile over several works, as mla_plan_summary.num_split_tiles == 0
      * says for a host plan (e.g. b = 128 requests of 4K tokens on 132 clusters, or b = 64 of 1K
      * with the default work overhead): mla_decode_fwd then launches the decode kernel alone, no
-     * reducer (and no fused reduction: tile_counters are not used), and gives the kernel no
-     * partial buffers. The kernel checks it: a split work (partial_qo_loc >= 0) is rejected, its
+     * reducer (and no fused reduction: tile_counters, still checked for alignment and length, are
+     * not used; no reducer table row is looked up, so its errors cannot occur), and gives the
+     * kernel no partial buffers. The kernel checks it: a split work (partial_qo_loc >= 0) is rejected, its
      * rows not written, and MLA_DECODE_ERR_PLAN (4) ORed into error_flag, as for any plan the
      * kernel cannot run. 0 (and a caller whose struct_size ends before the field, appended at
      * byte 288): the reducer launches whenever the plan's sizes allow splits
      * (mla_metadata_sizes.partial_rows > 0), and finds nothing to do where no tile split. Why:
-     * that reducer costs such plans ~1-2 us of GPU time and a launch's host time a call
-     * (docs/performance.md, session 31). A device-planned plan has no host summary: pass 0, or 1
-     * only where the shapes cannot split. Other values: MLA_ERROR_INVALID_ARGUMENT. */
+     * that reducer cost such plans 0.1-7.7 us of GPU time on the H200, 5.0-7.7 on the 64-row
+     * rows (64 and 128 heads), and a launch's host time a call (docs/performance.md, session 31
+     * call 3). A device-planned plan has no host summary: pass 0, or 1 only where the caller
+     * knows that no tile splits. Other values: MLA_ERROR_INVALID_ARGUMENT. */
     int32_t no_split_tiles;
 } mla_decode_args;
 #define MLA_DECODE_ARGS_INIT {sizeof(mla_decode_args), MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0, 16, 1, 0, 1, 0, 1, 0.0f, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, 1, 0, MLA_DTYPE_BF16, NULL, 0, 0, 0, 0}

@@ -687,7 +687,7 @@ int main(int argc, char** argv) {
     // every case above whose plan split none ran without the reducer. These run libmla's default
     // (0: the reducer after the decode, finding nothing to reduce) on such plans: 8 fixed requests
     // of 300 tokens planned over 8 clusters (whole tiles, `mla plan --clusters 8`) for the 16-row
-    // bf16, 32-row, qm and register-A kernels; then 1 forced on plans that split (11 requests of
+    // bf16, 32-row, qm bf16, register-A and qm fp8 kernels; then 1 forced on plans that split (11 requests of
     // 2000 tokens over 8 clusters: 4 split; the kernel rejects the split works: flag bit 4, the
     // other requests still right). Small, for the CPU reference's time.
     {

@@ -298,8 +298,8 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
     Plan a count that leaves works out raises ValueError; with a DevicePlan the kernel flags it
     (error_flag 4). no_split_tiles=True (mla_decode_args.no_split_tiles): the plan splits no qo
     tile (a host Plan's plan.summary.num_split_tiles == 0), so the decode kernel runs alone, with
-    no reducer launch after it (~1-2 us less a call on the H200 where the plan's sizes allow
-    splits); with a host Plan that did split a tile it raises ValueError, with a DevicePlan the
+    no reducer launch after it (0.1-7.7 us less a call on the H200 where the plan's sizes allow
+    splits, 5.0-7.7 at 64 and 128 heads: docs/performance.md, session 31); with a host Plan that did split a tile it raises ValueError, with a DevicePlan the
     kernel rejects the split works and flags them (error_flag 4).
 
     Round-robin context parallel (docs/context-parallel.md): cp_world_size W > 1 decodes rank
