@@ -154,13 +154,17 @@ int cmd_bench(int argc, char** argv) {
         if (a == "--help" || a == "-h") {
             std::printf("usage: mla bench [--iters N] [--varlen] [--bf16-only] [--quick] [--aiter-order]\n"
                         "                 [--fused-reduce] [--always-reduce] [--targets [--list]]\n"
-                        "  the issue-5 grid, one table; --quick: b=128 s_k=4096 rows only;\n"
-                        "  --targets: issue 8's target rows instead (FlashMLA's figure, the target, met);\n"
+                        "  the benchmark grid in one table: b=128 s_k=4096 at 16/32/64/128 heads and s_q 1/2,\n"
+                        "  b=1 s_k=32768, b=64 s_k=1024, b=1536 s_k=2048 (16 heads), bf16 and fp8;\n"
+                        "  --quick: b=128 s_k=4096 rows only;\n"
+                        "  --targets: the project's target rows instead (FlashMLA's figure on the H200,\n"
+                        "  the target, whether it is met);\n"
                         "  --list: print the target rows without a device\n"
                         "  plans are head-group-major (head_group_major = 1: a request's head groups\n"
                         "  and uniform-MTP qo tiles read its KV at the same time) unless --aiter-order;\n"
                         "  --fused-reduce: every call passes tile counters (mla_decode_args tile_counters):\n"
-                        "  one launch where the tables allow the fused split-KV reduction;\n"
+                        "  one launch where the tables allow the fused split-KV reduction (with\n"
+                        "  --always-reduce too on plans that split no tile, else the decode runs alone);\n"
                         "  calls pass mla_decode_args no_split_tiles 1 where the host plan split no tile\n"
                         "  (no reducer launch) unless --always-reduce (0, libmla's default)\n");
             return 0;
