@@ -290,7 +290,9 @@ def decode(q, kv_buffer, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_len
     tile_counters: int32 device memory of at least plan.info.reduce_indptr_len - 1 elements,
     zeroed by the caller once (e.g. torch.zeros) and left zeroed by every call: with it the
     16- and 32-row bf16 kernels reduce split tiles themselves, one launch per call instead of
-    two (mla_decode_args.tile_counters; one buffer per stream that decodes concurrently).
+    two, where the reducer's table row allows it (many split tiles; a plan of a few long-split
+    tiles keeps the slim reducer) (mla_decode_args.tile_counters; one buffer per stream that
+    decodes concurrently).
     None: the reducer kernel runs after the decode kernel. active_clusters: launch only that many
     of the plan's clusters (mla_decode_args.active_clusters; a host Plan's
     plan.summary.active_clusters covers every work, and leaving out the empty trailing clusters
