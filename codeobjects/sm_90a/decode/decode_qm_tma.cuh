@@ -78,16 +78,6 @@
 #error "MLA_QMT_ROT does not combine with MLA_QM_MC"
 #endif
 
-// MLA_QMT_LATE_TRIG=1 (prepared in session 31, 0 shipped): warpgroup 0's thread 0 triggers the
-// dependent launch (griddepcontrol.launch_dependents) once the CTA's last tile has landed, as the
-// 16- and 32-row ring body does (wg_common.cuh, MLA_WG_LATE_TRIG), so that the reducer after a
-// split 64-row plan is scheduled during the CTAs' last MMAs and epilogues, not after the last CTA
-// exits. Session 31 (call 3): the reducer that found nothing after an unsplit plan cost the
-// 64-row rows 5.0-7.7 µs, the 16-row rows (which trigger late) 0.1-1.0.
-#ifndef MLA_QMT_LATE_TRIG
-#define MLA_QMT_LATE_TRIG 0
-#endif
-
 namespace mla_wg {
 
 struct CfgQMT {
@@ -225,7 +215,7 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 const int s = tile & 1;
                 if (!(MLA_QMT_ABLATE & 2)) mbar_wait(bar0 + 8 * s, (phase >> s) & 1);
                 phase ^= 1u << s;
-                if (MLA_QMT_LATE_TRIG && wt == 0 && wi == w_end - 1 && tile == n_tiles - 1)
+                if (MLA_QM_RA_LATE_TRIG && wt == 0 && wi == w_end - 1 && tile == n_tiles - 1)
                     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
                 s_mma(s);
             };

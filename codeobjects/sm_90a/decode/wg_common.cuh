@@ -98,6 +98,17 @@
 #ifndef MLA_WG_LATE_TRIG
 #define MLA_WG_LATE_TRIG 1
 #endif
+// MLA_QM_RA_LATE_TRIG=1 (prepared in session 31, 0 shipped, unmeasured): the same late trigger in
+// the bodies that have none, the qm bf16 and fp8 TMA bodies (decode_qm_tma.cuh, decode_qm8.cuh:
+// warpgroup 0's thread 0) and the register-A body (decode_ra.cuh: thread 0 of the warpgroup that
+// runs the CTA's last tile), once the CTA's last tile has landed, so that the reducer after a
+// split plan is scheduled during their last MMAs and epilogues instead of after the last CTA
+// exits. Session 31 (call 3): the reducer that found nothing after an unsplit plan cost the
+// 64-row rows 5.0-7.7 µs and the register-A rows 0.6-2.2, the bf16 TMA ring body's (which
+// triggers late) 0.1-0.6.
+#ifndef MLA_QM_RA_LATE_TRIG
+#define MLA_QM_RA_LATE_TRIG 0
+#endif
 
 // MLA_WG_ULO (session 28; shipped 1): the wgmma descriptors' bases broadcast from lane 0
 // (__shfl_sync), so that the compiler knows them warp-uniform and keeps the descriptors and their
