@@ -142,23 +142,19 @@ def main():
               f"          {statistics.median(own):10.2f} [{min(own):8.2f}, {max(own):8.2f}]  {len(g)}")
     # in-tile steps: clock64 differences within each CTA, median [min, max] over the CTAs, in ns
     print(f"in-tile steps (ns, own clock at {ghz:.3f} GHz; median [min, max] over the CTAs that reached both):")
+
+    def step(label, i0, i1):  # stamp i0 -> i1 (record words KN + i)
+        d = [(int(r[KN + i1]) - int(r[KN + i0])) / ghz for _, r in recs if r[KN + i1] != 0 and r[KN + i0] != 0]
+        if d:
+            print(f"   {label} {statistics.median(d):8.1f} [{min(d):8.1f}, {max(d):8.1f}]  {len(d)}")
+
     for k in SUB_TILES:
         b0 = 40 + 10 * (k - 2)
         for j in range(1, len(SUB)):
-            d = [(int(r[KN + b0 + j]) - int(r[KN + b0 + j - 1])) / ghz for _, r in recs
-                 if r[KN + b0 + j] != 0 and r[KN + b0 + j - 1] != 0]
-            if d:
-                print(f"   tile {k} {SUB[j - 1]:>14} -> {SUB[j]:<14} {statistics.median(d):8.1f} "
-                      f"[{min(d):8.1f}, {max(d):8.1f}]  {len(d)}")
-        d = [(int(r[KN + b0 + 9]) - int(r[KN + b0])) / ghz for _, r in recs if r[KN + b0 + 9] != 0 and r[KN + b0] != 0]
-        if d:
-            print(f"   tile {k} entry -> P.V done (total) {statistics.median(d):8.1f} [{min(d):8.1f}, {max(d):8.1f}]")
+            step(f"tile {k} {SUB[j - 1]:>14} -> {SUB[j]:<14}", b0 + j - 1, b0 + j)
+        step(f"tile {k} entry -> P.V done (total)", b0, b0 + 9)
         if k + 1 in SUB_TILES:
-            d = [(int(r[KN + b0 + 10]) - int(r[KN + b0 + 9])) / ghz for _, r in recs
-                 if r[KN + b0 + 10] != 0 and r[KN + b0 + 9] != 0]
-            if d:
-                print(f"   tile {k} P.V done -> tile {k + 1} entry {statistics.median(d):8.1f} "
-                      f"[{min(d):8.1f}, {max(d):8.1f}]")
+            step(f"tile {k} P.V done -> tile {k + 1} entry", b0 + 9, b0 + 10)
     if a.slim_trace and B == 1:
         snames = ("entry", "plan read", "grid wait done", "loads landed", "before store")
         srecs = []

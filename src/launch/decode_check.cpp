@@ -370,7 +370,10 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
     // CTA of 4 warps, sized to sit beside a 16-row decode CTA; with many tiles, the
     // whole-tile reducer (a CTA per SM at most, each reducing its split tiles with all its warps;
     // mla_reduce.csv).
-    const bool can_split = sz.partial_rows > 0 && sz.reduce_indptr_len > 1 && a.no_split_tiles == 0;
+    // partial buffers for split works: the plan's, unless the caller says no tile splits
+    // (no_split_tiles: a split work then finds partial_out NULL and is rejected, MLA_DECODE_ERR_PLAN)
+    const bool partials = sz.partial_rows > 0 && a.no_split_tiles == 0;
+    const bool can_split = partials && sz.reduce_indptr_len > 1;
     const bool spread = int64_t(sz.reduce_indptr_len - 1) * m <= 2 * int64_t(sz.num_clusters);
     const auto reduce_row = [&] {
         return context_row_cached(ctx, (uint64_t(2) << 40) | uint64_t(spread), "mla_reduce", [&] {
@@ -550,10 +553,8 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
 
     // ---- kernel params ----
     char* ws = static_cast<char*>(a.workspace);
-    // (no partial buffers where the caller says no tile splits: a split work then finds
-    // partial_out NULL and is rejected, MLA_DECODE_ERR_PLAN)
-    float* pout = can_split ? reinterpret_cast<float*>(ws) : nullptr;
-    float* plse = can_split
+    float* pout = partials ? reinterpret_cast<float*>(ws) : nullptr;
+    float* plse = partials
                       ? reinterpret_cast<float*>(ws + plan::partial_lse_offset(sz.partial_rows, hk))
                       : nullptr;
     mla_decode_params& p = d.decode;

@@ -183,6 +183,18 @@ __device__ __forceinline__ void kernel_start(const mla_decode_params& p) {
         atomicOr(p.error_flag, MLA_DECODE_ERR_PLAN);
 }
 
+// The late trigger (wg_common.cuh: MLA_QM_RA_LATE_TRIG; MLA_WG_LATE_TRIG writes the same test
+// inline, decode_wgmma.cuh): one thread of the CTA,
+// having just seen tile `tile` of work `wi` land, triggers the dependent launch
+// (trigger_dependents: griddepcontrol.launch_dependents) when that is the last tile of the CTA's
+// last work (last_tile; w_end: the CTA's work_indptr end), so that the next grid (the reducer) is
+// scheduled during the CTA's last MMAs and epilogue. Only after kernel_start's wait (the reducers
+// read the plan before their own).
+__device__ __forceinline__ bool last_tile(int wi, int w_end, int tile, int n_tiles) {
+    return wi == w_end - 1 && tile == n_tiles - 1;
+}
+__device__ __forceinline__ void trigger_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+
 // Highest visible local KV index of tile row `row` of work w (-1: sees nothing). Causal MTP:
 // query t of L sees global positions <= G - L + t (G = N_b, or g_kv_indptr's length with round-
 // robin context parallelism, where local token i is global position i * W + cp_rank, so the

@@ -380,9 +380,8 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
             if (wg == 0) {
                 mbar_wait(bar0 + 8 * s, (phase >> s) & 1);
                 phase ^= 1u << s;
-                // (MLA_QM_RA_LATE_TRIG, wg_common.cuh: the dependent launch once the CTA's last tile landed)
-                if (MLA_QM_RA_LATE_TRIG && tid == 0 && wi == w_end - 1 && tile == n_tiles - 1)
-                    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+                if (MLA_QM_RA_LATE_TRIG && tid == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
+                    mla_dec::trigger_dependents();  // (wg_common.cuh)
                 float sacc[32], mn[2], alpha[2];
                 s_mma(sacc, dQ, sw128_desc(sbase + slot(s), 16, 1024));
                 const float mprev[2] = {tile ? mx[r0] : -INFINITY, tile ? mx[r0 + 8] : -INFINITY};

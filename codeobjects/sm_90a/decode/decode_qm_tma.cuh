@@ -215,8 +215,8 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 const int s = tile & 1;
                 if (!(MLA_QMT_ABLATE & 2)) mbar_wait(bar0 + 8 * s, (phase >> s) & 1);
                 phase ^= 1u << s;
-                if (MLA_QM_RA_LATE_TRIG && wt == 0 && wi == w_end - 1 && tile == n_tiles - 1)
-                    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+                if (MLA_QM_RA_LATE_TRIG && wt == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
+                    mla_dec::trigger_dependents();
                 s_mma(s);
             };
             if (n_tiles > 0) issue_s(0);

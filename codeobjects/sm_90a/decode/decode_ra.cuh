@@ -291,10 +291,9 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
         for (int tile = wg; tile < n_tiles; tile += 2) {
             const uint32_t seq = base + tile, sl = seq % kSlots;
             mbar_wait(bar0 + 8 * sl, (seq / kSlots) & 1);  // the tile's rows (and flags) landed
-            // (MLA_QM_RA_LATE_TRIG, wg_common.cuh: the dependent launch once the CTA's last tile
-            // landed; the warpgroup that runs it triggers)
-            if (MLA_QM_RA_LATE_TRIG && wt == 0 && wi == w_end - 1 && tile == n_tiles - 1)
-                asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+            // (wg_common.cuh: the warpgroup that runs the CTA's last tile triggers)
+            if (MLA_QM_RA_LATE_TRIG && wt == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
+                mla_dec::trigger_dependents();
             const char* kt = smem + C::OFF_KV + sl * kRaw8;
             const int* tok = tok_all + sl * kTN;
             if (!(MLA_WG_ABLATE & 4)) {

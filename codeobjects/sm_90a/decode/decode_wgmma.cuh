@@ -177,6 +177,8 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 phase ^= 1u << stage;
                 MLA_TRACE(tr && tid == 0 && tile < 8, 6 + tile);
                 MLA_TRACE(tr && tid == 0 && tile == n_tiles - 1, 22);
+                // (mla_dec::last_tile / trigger_dependents hold this test for the other bodies; here it stays
+                // inline: folding it in reorders this cubin's compares, so its measured SASS would change)
                 if (MLA_WG_LATE_TRIG && tid == 0 && wi == w_end - 1 && tile == n_tiles - 1)
                     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
                 kt_off = C::OFF_KV + stage * kTile;

@@ -6,7 +6,7 @@
 #   D=codeobjects/sm_90a/decode; B=docs/runs/session29-scripts/build_variants.sh
 #   $B lt31 "-DMLA_QM_RA_LATE_TRIG=1" $D/mla_decode_qm_bf16_bf16.cu $D/mla_decode_qm_fp8_fp8.cu \
 #      $D/mla_decode_ra_bf16_fp8.cu $D/mla_decode_ra_fp8_fp8.cu
-#   (SASS e8f4e7c5, 8679ea5f, c61d6c0d, a46c0964; no spill)
+#   (SASS 8a370603, 669e728c, 941cd0d9, 5cf64bc5; no spill)
 #   cp docs/runs/session31-scripts/s31c4.sh build-lead/tests/gpu/s31c4.sh
 set -u
 O=${OUT:-/tmp/out}; mkdir -p $O
