@@ -175,6 +175,9 @@ __device__ __forceinline__ void decode_qm_dispatch(const mla_decode_params& p, c
             else if constexpr (MLA_QM_SEESAW != 0) {
                 if (p.kv_tma == 1) decode_qm_ss_body<M>(p, smem);
                 else decode_qm_tma_body<M>(p, smem);
+            } else if constexpr (MLA_QMT_BLOCKBAR != 0) {
+                if (p.kv_tma == 1) decode_qm_tma_body<M, true>(p, smem);
+                else decode_qm_tma_body<M>(p, smem);
             } else decode_qm_tma_body<M>(p, smem);
             return;
         }

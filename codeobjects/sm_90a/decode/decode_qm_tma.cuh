@@ -72,6 +72,20 @@
 #ifndef MLA_QMT_ROT
 #define MLA_QMT_ROT 0
 #endif
+// MLA_QMT_BLOCKBAR=1 (session 32, measurement build; 0 shipped): where the call passes a 3-D map
+// (p.kv_tma 1: the row's launch_kv_tma 1), each ring slot has 9 mbarriers, one per 64-column
+// block (issue_tile_tma_tpt's kBlockBars), and warpgroup 0 issues S(t)'s 4 MMAs of block b as soon
+// as block b has landed, instead of waiting for the whole 73.7 KB tile (FlashMLA's decode waits per
+// 64-column piece the same way). A page-box map (p.kv_tma 2) keeps the one-barrier body.
+#ifndef MLA_QMT_BLOCKBAR
+#define MLA_QMT_BLOCKBAR 0
+#endif
+#if MLA_QMT_BLOCKBAR && MLA_QM_MC
+#error "MLA_QMT_BLOCKBAR does not combine with MLA_QM_MC"
+#endif
+#if MLA_QMT_BLOCKBAR && MLA_QMT_EARLY_S
+#error "MLA_QMT_BLOCKBAR does not combine with MLA_QMT_EARLY_S (its test reads one mbarrier a slot)"
+#endif
 #if MLA_QMT_ROT && defined(MLA_QM_MC) && MLA_QM_MC
 // the pair's two CTAs (head groups 0 and 1) would rotate differently and multicast halves of
 // different tiles into each other
@@ -80,6 +94,7 @@
 
 namespace mla_wg {
 
+template <bool kBB>
 struct CfgQMT {
     static constexpr int OFF_Q = 0;                     // Q, 64 rows bf16, swizzled
     static constexpr int OFF_KV = 64 * 1152;            // ring of 2 bf16 tiles; P in block 8 of each
@@ -87,7 +102,8 @@ struct CfgQMT {
     static constexpr int OFF_LX = OFF_AL + 2 * 64 * 4;  // l exchange [2][128][2]
     static constexpr int OFF_TOK = OFF_LX + 2 * 128 * 2 * 4;  // token flags [2][64]
     static constexpr int OFF_BAR = OFF_TOK + 2 * kTN * 4;     // mbarriers [2] (MLA_QM_MC: + cfree [2])
-    static constexpr int NBAR = MLA_QM_MC ? 4 : 2;
+    static constexpr int NBB = kBB ? 9 : 1;                  // mbarriers per ring slot
+    static constexpr int NBAR = MLA_QM_MC ? 4 : 2 * NBB;
     static constexpr int OFF_MC = OFF_BAR + NBAR * 8;         // MLA_QM_MC: the pair's twin flag
     static constexpr int SMEM = OFF_MC + (MLA_QM_MC ? 8 : 0);
     static_assert(SMEM <= mla_decode_qm_smem_bytes(false), "more than the qm rows' launch_smem");
@@ -106,9 +122,21 @@ __device__ __forceinline__ void qmt_ablate_flags(const mla_dec::Work& w, int til
 // named barriers of this body (0 is __syncthreads): PREADY + parity, EMPTY + parity, warpgroup 0
 constexpr int kBarPReady = 1, kBarEmpty = 3, kBarWg0 = 5;
 
-template <int M>
+// S(t) = Q . K^T of the tile in ring slot `slot` with one mbarrier per 64-column block (bars: 9
+// consecutive, parity par): block b's 4 MMAs are issued once it has landed; one commit group.
+template <bool MMA, int B = 0>
+__device__ __forceinline__ void qm_s_mma_blocks(float (&sacc)[32], uint32_t qlo, uint32_t klo, uint32_t bars, uint32_t par) {
+    if constexpr (B < 9) {
+        mbar_wait(bars + 8 * B, par);
+        wg_fence();
+        if constexpr (MMA) qm_s_steps_lo<4 * B, 4 * B + 4, B == 0>(sacc, qlo, klo);
+        qm_s_mma_blocks<MMA, B + 1>(sacc, qlo, klo, bars, par);
+    }
+}
+
+template <int M, bool kBB = false>
 __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, char* smem) {
-    using C = CfgQMT;
+    using C = CfgQMT<kBB>;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
     const int wt = tid & 127;
     if (!launch_ok(p, smem, C::SMEM)) return;
@@ -117,7 +145,7 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
     float* lx = reinterpret_cast<float*>(smem + C::OFF_LX);   // l [wg][128][2]
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);   // [2][64]
     const uint32_t bar0 = sbase + C::OFF_BAR;
-    if (tid < 2) mbar_init(bar0 + 8 * tid, 64);
+    if (tid < 2 * C::NBB) mbar_init(bar0 + 8 * tid, 64);
 #if MLA_QM_MC
     // the pair: this CTA runs plan cluster pc (cluster_pair.cuh); cfree[s] (bar0 + 16 + 8 s) counts
     // the other CTA's release of slot s
@@ -186,7 +214,11 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 return;
             }
 #endif
-            issue_tile_tma_wg(p, w, phys(tile), n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pg, wt);
+            if constexpr (kBB)
+                issue_tile_tma_tpt<2, false, 0x1FFu, true, 64, true>(p, w, phys(tile), n_tiles, 0, sbase + slot(s),
+                                                                   tokok + s * kTN, bar0 + 8 * C::NBB * s, pg, nullptr, wt);
+            else
+                issue_tile_tma_wg(p, w, phys(tile), n_tiles, sbase + slot(s), tokok + s * kTN, bar0 + 8 * s, pg, wt);
         };
         if (wg == 1) {
             PagePrefetch pg0, pg1;
@@ -213,6 +245,18 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
             };
             auto issue_s = [&](int tile) {  // wait for the tile, then its S
                 const int s = tile & 1;
+                if constexpr (kBB && !(MLA_QMT_ABLATE & 2)) {  // S block by block as they land
+                    const uint32_t par = (phase >> s) & 1;
+                    phase ^= 1u << s;
+                    if (MLA_QM_RA_LATE_TRIG && wt == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
+                        mla_dec::trigger_dependents();
+                    reg_fence(sacc);
+                    qm_s_mma_blocks<!(MLA_QMT_ABLATE & 5)>(sacc, desc_lo_bcast(dQ),
+                                                          desc_lo_bcast(sw128_desc(sbase + slot(s), 16, 1024)),
+                                                          bar0 + 8 * C::NBB * s, par);
+                    wg_commit();
+                    return;
+                }
                 if (!(MLA_QMT_ABLATE & 2)) mbar_wait(bar0 + 8 * s, (phase >> s) & 1);
                 phase ^= 1u << s;
                 if (MLA_QM_RA_LATE_TRIG && wt == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))

@@ -276,14 +276,19 @@ __device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla
 // (tiles start on 64-token boundaries of a page), and token 0's thread issues one box of all 9
 // blocks ({64, 64, 9, 1}, 73.7 KB) instead of 9 boxes; the same bytes, layout and arrivals. Taken
 // by the whole-tile issue only (not kPair, a kBlocks subset or kCols 128: their hooks need a row
-// with launch_kv_tma 1).
-template <int TPT, bool kPair = false, unsigned kBlocks = 0x1FFu, bool kFlags = true, int kCols = 64>
+// with launch_kv_tma 1). kBlockBars (TPT = 2, whole tiles of the 3-D map; the qm TMA body with
+// MLA_QMT_BLOCKBAR): bar is the first of 9 consecutive mbarriers, one per 64-column block, each
+// counting the same 64 arrivals (a thread without a box arrives on all 9), so that S can start
+// on a tile's first blocks before its last ones land.
+template <int TPT, bool kPair = false, unsigned kBlocks = 0x1FFu, bool kFlags = true, int kCols = 64,
+          bool kBlockBars = false>
 __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, const mla_dec::Work& w, int tile,
                                                    int n_tiles, int stage, uint32_t slot, int* tok, uint32_t bar,
                                                    const PagePrefetch& pf, uint32_t* zero, int t, uint32_t rank = 0) {
     static_assert(!kPair || TPT == 2, "the pair issues by one warpgroup");
     static_assert(kBlocks == 0x1FFu || (TPT == 2 && !kPair), "a block subset is issued by one warpgroup");
     static_assert(kCols == 64 || (kCols == 128 && kBlocks == 0x1Fu && !kPair), "fp8 boxes: five, no pair");
+    static_assert(!kBlockBars || (TPT == 2 && !kPair && kBlocks == 0x1FFu && kCols == 64), "block barriers: whole bf16 tiles");
     constexpr int kBlockCount = popcount_c(kBlocks);
     if (tile >= n_tiles || (TPT != 4 && (t & (TPT - 1)))) return;
     const int lt = t >> (TPT == 4 ? 2 : 1), sub = TPT == 4 ? t & 3 : 0;
@@ -296,10 +301,18 @@ __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, c
     if (kFlags) tok[lt] = row != nullptr ? 1 : 0;
     const int psz = 1 << p.page_size_log2, box_rows = min(psz, kTN);
     if (row != nullptr && (lt == 0 || (j & (psz - 1)) == 0)) {
-        constexpr bool kPageBox = !kPair && kBlocks == 0x1FFu && kCols == 64;
+        constexpr bool kPageBox = !kPair && kBlocks == 0x1FFu && kCols == 64 && !kBlockBars;
         if (kPageBox && p.kv_tma == 2) {
             mbar_arrive_tx(bar, 9 * kTN * 128);
             tma_load_4d(slot + lt * 128, p.kv_tmap, 0, j & (psz - 1), 0, pf.page, bar);
+            return;
+        }
+        if constexpr (kBlockBars) {
+#pragma unroll
+            for (int b = 0; b < 9; ++b) {
+                mbar_arrive_tx(bar + 8 * b, box_rows * 128);
+                tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, 64 * b, j & (psz - 1), pf.page, bar + 8 * b);
+            }
             return;
         }
         mbar_arrive_tx(bar, kBlockCount * box_rows * 128);
@@ -312,6 +325,9 @@ __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, c
                 if ((kBlocks >> b) & 1u)
                     tma_load_3d(slot + b * kBlk + lt * 128, p.kv_tmap, kCols * b, j & (psz - 1), pf.page, bar);
         }
+    } else if constexpr (kBlockBars) {
+#pragma unroll
+        for (int b = 0; b < 9; ++b) mbar_arrive(bar + 8 * b);
     } else {
         mbar_arrive(bar);
     }

@@ -70,14 +70,19 @@ constexpr uint32_t kVLbo = kBlk, kVSbo = 1024;
 // dQ and dK are sw128_desc(., 16, 1024) descriptors (K-major, 128-byte swizzle): their common high
 // word is sw128_desc_hi(1024) and the steps add to the low words only (wgmma_n64_ss_lo; session
 // 17: the 64-bit adds cost the hot loop ~10 instructions per MMA, these ~6, 128 heads -1.6%).
+// qm_s_steps_lo: the same from the descriptors' low words, already broadcast.
 template <int KK0, int KK1, bool kFirst>
-__device__ __forceinline__ void qm_s_steps(float (&sacc)[32], uint64_t dQ, uint64_t dK) {
-    const uint32_t qlo = desc_lo_bcast(dQ), klo = desc_lo_bcast(dK);  // (MLA_WG_ULO: uniform registers)
+__device__ __forceinline__ void qm_s_steps_lo(float (&sacc)[32], uint32_t qlo, uint32_t klo) {
 #pragma unroll
     for (int kk = KK0; kk < KK1; ++kk) {
         const uint32_t koff = uint32_t(((kk >> 2) * kBlk + (kk & 3) * 32) >> 4);
         wgmma_n64_ss_lo(sacc, qlo + koff, klo + koff, sw128_desc_hi(1024), kFirst && kk == KK0 ? 0 : 1);
     }
+}
+template <int KK0, int KK1, bool kFirst>
+__device__ __forceinline__ void qm_s_steps(float (&sacc)[32], uint64_t dQ, uint64_t dK) {
+    const uint32_t qlo = desc_lo_bcast(dQ), klo = desc_lo_bcast(dK);  // (MLA_WG_ULO: uniform registers)
+    qm_s_steps_lo<KK0, KK1, kFirst>(sacc, qlo, klo);
 }
 
 // S [64 rows x 64 tokens] = Q . K^T issued by one warpgroup (36 x m64n64k16, qm_s_steps), one
