@@ -1,6 +1,12 @@
 // mla_decode_qm_bf16_bf16.cu - sm_90a MLA decode kernel with the query rows on the MMA's M side, Q bf16 /
 // KV bf16, row tile M = 64 (mla_decode_qm_bf16_bf16_m64). Body: decode_qm.cuh; table: mla_decode.csv.
 // (M = 16 and 32 stay on the transposed kernels of decode_wgmma.cuh: they measured faster there.)
+// The late trigger (wg_common.cuh's MLA_QM_RA_LATE_TRIG 1): on split plans (varied lengths) 128
+// heads 350.4 -> 349.1 µs, 64 heads 223.2 -> 221.7 (session 32 calls 1-2); off in the fp8 qm cubin
+// (+2.7 µs at 128 heads).
+#ifndef MLA_QM_RA_LATE_TRIG
+#define MLA_QM_RA_LATE_TRIG 1
+#endif
 #include "decode/decode_qm.cuh"
 
 MLA_DECODE_QM_KERNEL(bf16, bf16, false, false, 64)
