@@ -98,7 +98,9 @@
 #ifndef MLA_WG_LATE_TRIG
 #define MLA_WG_LATE_TRIG 1
 #endif
-// MLA_QM_RA_LATE_TRIG=1 (prepared in session 31, 0 shipped, unmeasured): the same late trigger in
+// MLA_QM_RA_LATE_TRIG=1 (session 31; default 0, set to 1 by the .cu files of the bf16 qm and the
+// bf16 Q / fp8 KV register-A cubins, session 32: split plans 0.3-1.5 µs faster there, the fp8 qm
+// body 2.7 µs slower, the fp8 Q register-A one within noise): the same late trigger in
 // the bodies that have none, the qm bf16 and fp8 TMA bodies (decode_qm_tma.cuh, decode_qm8.cuh:
 // warpgroup 0's thread 0) and the register-A body (decode_ra.cuh: thread 0 of the warpgroup that
 // runs the CTA's last tile), once the CTA's last tile has landed, so that the reducer after a
