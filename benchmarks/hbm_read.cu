@@ -9,6 +9,8 @@
 //                  `slots` shared-memory slots, one cp.async.bulk per piece completing on the
 //                  slot's mbarrier: the decode kernels' ring shape (not their load: that is
 //                  hbm_read_tma), with no MMA work.
+//   hbm_read_hold  hbm_read_bulk's ring with a serial hold of `hold` clocks on each piece before
+//                  its slot is refilled (a decode CTA's chain per tile), one CTA per SM.
 //   hbm_read_tma   the same ring of pages, each page loaded as the decode kernels load a tile:
 //                  9 TMA boxes of 64 bf16 columns x 64 rows, 128-byte swizzle (tensor map
 //                  {576, 64, pages}, strides {1152, 73728} bytes).
@@ -190,6 +192,41 @@ extern "C" __global__ void __launch_bounds__(32) hbm_read_bulk(const char* __res
         mbar_wait(&bar[s], (phase >> s) & 1);
         phase ^= 1u << s;
         acc ^= *reinterpret_cast<const uint32_t*>(ring + uint64_t(s) * chunk);
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the read before the refill
+        if (c + slots < c1) issue(c + slots, s);
+    }
+    if (acc == kNever) sink[0] = acc;
+}
+
+// hbm_read_bulk's ring with a serial hold: after piece c lands, thread 0 spins `hold` clocks
+// (clock64) before it reads the piece and refills its slot, as a decode CTA's chain holds a tile
+// (its MMAs, softmax and barriers) before it frees the slot. The holds of one CTA run one after
+// the other, so they also cap its rate at one piece per `hold` clocks. Dynamic shared memory:
+// slots * chunk bytes. 32 threads (thread 0 works). docs/performance.md session 32 (call 6).
+extern "C" __global__ void __launch_bounds__(32) hbm_read_hold(const char* __restrict__ src, uint64_t n_chunks,
+                                                             uint32_t chunk, uint32_t slots, uint32_t hold,
+                                                             uint32_t* sink) {
+    extern __shared__ __align__(128) char ring_h[];
+    __shared__ __align__(8) uint64_t bar[8];
+    if (threadIdx.x != 0 || slots < 1 || slots > 8) return;
+    const uint64_t per = (n_chunks + gridDim.x - 1) / gridDim.x;
+    const uint64_t c0 = uint64_t(blockIdx.x) * per, c1 = c0 + per < n_chunks ? c0 + per : n_chunks;
+    for (uint32_t s = 0; s < slots; ++s) mbar_init(&bar[s]);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    auto issue = [&](uint64_t c, uint32_t s) {
+        mbar_expect(&bar[s], chunk);
+        bulk(ring_h + uint64_t(s) * chunk, src + c * chunk, chunk, &bar[s]);
+    };
+    for (uint32_t s = 0; s < slots && c0 + s < c1; ++s) issue(c0 + s, s);
+    uint32_t phase = 0, acc = 0;
+    for (uint64_t c = c0; c < c1; ++c) {
+        const uint32_t s = uint32_t((c - c0) % slots);
+        mbar_wait(&bar[s], (phase >> s) & 1);
+        phase ^= 1u << s;
+        const long long t0 = clock64();
+        while (clock64() - t0 < (long long)hold) {
+        }
+        acc ^= *reinterpret_cast<const uint32_t*>(ring_h + uint64_t(s) * chunk);
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the read before the refill
         if (c + slots < c1) issue(c + slots, s);
     }

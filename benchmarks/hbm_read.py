@@ -15,12 +15,14 @@ tile equals the TMA boxes' tile of the same page (CTA 0's first page, byte for b
 The sizes are the KV bytes of the rows (bf16, 1152 bytes per token):
   b 128 x s_k 4096 (604 MB), b 128 x s_k 16384 (2.42 GB), b 1536 x s_k 2048 (3.62 GB).
 
-usage: hbm_read.py --cubin build/benchmarks/hbm_read.cubin [--iters 20] [--split-only | --gather | --flushed | --twin [--shift D ...]]
+usage: hbm_read.py --cubin build/benchmarks/hbm_read.cubin [--iters 20] [--split-only | --gather | --flushed | --twin [--shift D ...] | --hold [H ...]]
 (--split-only: the first row's pages only, whole against split in two halves a step apart.
  --gather: the first row's 524,288 token rows of 1152 bytes gathered one by one, in order and in
  a random order: the ceiling of the page-size-1 row, whose cache places every token at random.
  --twin: the first row's pages read by 2 and 4 CTAs each, as the 128-head rows read them, plain
  and shared by the two CTAs of a cluster through multicast.
+ --hold: the first row's bytes through rings of 147,456 B cut into 2, 4 or 6 slots, each piece
+ held H clocks per 73,728 B before its slot is refilled (a decode CTA's chain), flushed timing.
  --flushed: the best reader of each kind on every row, timed as `mla bench` times the decode:
  the median of --iters launches, each after a 256 MB L2 flush (a memset, as do_bench's zero_()),
  events around the launch alone; beside it the mean of back-to-back launches as above.)
@@ -50,6 +52,10 @@ def main():
                     help="only the first row's pages read by 2 and 4 CTAs each (the 128-head rows), plain and multicast")
     ap.add_argument("--shift", type=int, nargs="+", default=[0],
                     help="--twin: the later readers of a page read it this many pages after the first")
+    ap.add_argument("--hold", type=int, nargs="*", default=None,
+                    help="only the first row's bytes through rings of 147,456 B (2 x 73,728, 4 x 36,864, "
+                         "6 x 24,576) with a serial hold of these clocks per 73,728 B (pro rata per piece), "
+                         "flushed timing")
     ap.add_argument("--split-only", action="store_true",
                     help="only the first row's TMA page streams: whole pages (2, 3 in flight) and split pages")
     args = ap.parse_args()
@@ -91,6 +97,9 @@ def main():
         return
     if args.gather:
         gather_only(cuda, launch, timed, report, function, src, sms, dev)
+        return
+    if args.hold is not None:
+        hold_only(drv, function, src, args.iters, args.hold or [0, 1500, 3000, 4500, 6000])
         return
     if args.split_only:
         split_only(cuda, encode, launch, timed, report, f_tma, f_split, src, sms, page, dev)
@@ -188,6 +197,29 @@ def page_tmap(encode, src, n_pages, page, promo):
     check(encode(ctypes.byref(tmap), 9, 3, ctypes.c_void_p(src), dims, strides, box, ones, 0, 3, promo, 0),
           "cuTensorMapEncodeTiled")
     return tmap, store
+
+
+def hold_only(drv, function, src, iters, holds):
+    """The first row's 604 MB through one CTA per SM and a ring of 147,456 bytes cut three ways
+    (2 x 73,728: the bf16 decode rings; 4 x 36,864; 6 x 24,576), each piece held `h` x chunk /
+    73,728 clocks before its slot is refilled (hbm_read_hold), for each h in holds (clocks per
+    73,728 B, the bf16 tile of 64 tokens). Timed as `mla bench` times the decode (flushed)."""
+    f_hold = function("hbm_read_hold")
+    cuda, launch, sms, dev = drv.cuda, drv.launch, drv.sms, drv.dev
+    sink = torch.zeros(4, dtype=torch.int32, device=dev)
+    name, nbytes, target = ROWS[0]
+    print(f"hold sweep, {name} ({nbytes} B), {sms} CTAs, flushed median of {iters}", flush=True)
+    for h in holds:
+        line = []
+        for chunk, slots in ((73728, 2), (36864, 4), (24576, 6)):
+            check(cuda.cuFuncSetAttribute(f_hold, 8, chunk * slots), "cuFuncSetAttribute")
+            n_chunks = nbytes // chunk
+            run = launch(f_hold, sms, 32, chunk * slots,
+                         [ctypes.c_uint64(src), ctypes.c_uint64(n_chunks), ctypes.c_uint32(chunk),
+                          ctypes.c_uint32(slots), ctypes.c_uint32(h * chunk // 73728),
+                          ctypes.c_uint64(sink.data_ptr())])
+            line.append(f"{slots} x {chunk} B {drv.flushed(run, iters):7.1f} us")
+        print(f"hold {h:5d} clocks / 73,728 B: " + " | ".join(line), flush=True)
 
 
 def flushed_rows(drv, encode, timed, function, src, page, iters):
