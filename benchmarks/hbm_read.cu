@@ -172,9 +172,12 @@ extern "C" __global__ void __launch_bounds__(256) hbm_read_ldg(const uint4* __re
 }
 
 // Dynamic shared memory: slots * chunk bytes (chunk a multiple of 16, slots <= 8).
-extern "C" __global__ void __launch_bounds__(32) hbm_read_bulk(const char* __restrict__ src, uint64_t n_chunks,
-                                                             uint32_t chunk, uint32_t slots, uint32_t* sink) {
-    extern __shared__ __align__(128) char ring[];
+// The bulk ring of hbm_read_bulk / hbm_read_hold (thread 0 of the CTA): this CTA's share of the
+// `chunk`-byte pieces through `slots` slots of `ring`; with kHold each landed piece is held `hold`
+// clocks before it is read and its slot refilled.
+template <bool kHold>
+__device__ __forceinline__ void bulk_ring(char* ring, const char* __restrict__ src, uint64_t n_chunks, uint32_t chunk,
+                                          uint32_t slots, uint32_t hold, uint32_t* sink) {
     __shared__ __align__(8) uint64_t bar[8];
     if (threadIdx.x != 0 || slots < 1 || slots > 8) return;
     const uint64_t per = (n_chunks + gridDim.x - 1) / gridDim.x;
@@ -191,11 +194,22 @@ extern "C" __global__ void __launch_bounds__(32) hbm_read_bulk(const char* __res
         const uint32_t s = uint32_t((c - c0) % slots);
         mbar_wait(&bar[s], (phase >> s) & 1);
         phase ^= 1u << s;
+        if constexpr (kHold) {
+            const long long t0 = clock64();
+            while (clock64() - t0 < (long long)hold) {
+            }
+        }
         acc ^= *reinterpret_cast<const uint32_t*>(ring + uint64_t(s) * chunk);
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the read before the refill
         if (c + slots < c1) issue(c + slots, s);
     }
     if (acc == kNever) sink[0] = acc;
+}
+
+extern "C" __global__ void __launch_bounds__(32) hbm_read_bulk(const char* __restrict__ src, uint64_t n_chunks,
+                                                             uint32_t chunk, uint32_t slots, uint32_t* sink) {
+    extern __shared__ __align__(128) char ring[];
+    bulk_ring<false>(ring, src, n_chunks, chunk, slots, 0, sink);
 }
 
 // hbm_read_bulk's ring with a serial hold: after piece c lands, thread 0 spins `hold` clocks
@@ -206,31 +220,8 @@ extern "C" __global__ void __launch_bounds__(32) hbm_read_bulk(const char* __res
 extern "C" __global__ void __launch_bounds__(32) hbm_read_hold(const char* __restrict__ src, uint64_t n_chunks,
                                                              uint32_t chunk, uint32_t slots, uint32_t hold,
                                                              uint32_t* sink) {
-    extern __shared__ __align__(128) char ring_h[];
-    __shared__ __align__(8) uint64_t bar[8];
-    if (threadIdx.x != 0 || slots < 1 || slots > 8) return;
-    const uint64_t per = (n_chunks + gridDim.x - 1) / gridDim.x;
-    const uint64_t c0 = uint64_t(blockIdx.x) * per, c1 = c0 + per < n_chunks ? c0 + per : n_chunks;
-    for (uint32_t s = 0; s < slots; ++s) mbar_init(&bar[s]);
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    auto issue = [&](uint64_t c, uint32_t s) {
-        mbar_expect(&bar[s], chunk);
-        bulk(ring_h + uint64_t(s) * chunk, src + c * chunk, chunk, &bar[s]);
-    };
-    for (uint32_t s = 0; s < slots && c0 + s < c1; ++s) issue(c0 + s, s);
-    uint32_t phase = 0, acc = 0;
-    for (uint64_t c = c0; c < c1; ++c) {
-        const uint32_t s = uint32_t((c - c0) % slots);
-        mbar_wait(&bar[s], (phase >> s) & 1);
-        phase ^= 1u << s;
-        const long long t0 = clock64();
-        while (clock64() - t0 < (long long)hold) {
-        }
-        acc ^= *reinterpret_cast<const uint32_t*>(ring_h + uint64_t(s) * chunk);
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the read before the refill
-        if (c + slots < c1) issue(c + slots, s);
-    }
-    if (acc == kNever) sink[0] = acc;
+    extern __shared__ __align__(128) char ring[];
+    bulk_ring<true>(ring, src, n_chunks, chunk, slots, hold, sink);
 }
 
 // Dynamic shared memory: slots * 73,728 bytes, 1024-byte aligned (the swizzle atoms). 32 threads.
