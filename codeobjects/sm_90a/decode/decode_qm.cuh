@@ -166,7 +166,8 @@ __device__ __forceinline__ void decode_qm_body(const mla_decode_params& p, char*
 // decode_qm8.cuh. Otherwise (bf16 Q with fp8 KV, page sizes below 8, no map) this file's body,
 // which is also what an MLA_QM_ABLATE build measures whatever the call passes. The seesaw body
 // (MLA_QM_SEESAW) issues block subsets of the 3-D map only: it runs where p.kv_tma is 1, and a
-// page-box map (2) takes the TMA body.
+// page-box map (2) takes the TMA body; so does the TMA body's per-block-barrier variant
+// (MLA_QMT_BLOCKBAR, decode_qm_tma.cuh).
 template <int M, bool Q8, bool KV8>
 __device__ __forceinline__ void decode_qm_dispatch(const mla_decode_params& p, char* smem) {
     if constexpr (Q8 == KV8 && MLA_QM_ABLATE == 0) {

@@ -86,6 +86,12 @@
 #if MLA_QMT_BLOCKBAR && MLA_QMT_EARLY_S
 #error "MLA_QMT_BLOCKBAR does not combine with MLA_QMT_EARLY_S (its test reads one mbarrier a slot)"
 #endif
+#if MLA_QMT_BLOCKBAR && MLA_QMT_S_SLOTCONST
+#error "MLA_QMT_BLOCKBAR does not combine with MLA_QMT_S_SLOTCONST (its S issue has no slot copies)"
+#endif
+#if MLA_QMT_BLOCKBAR && defined(MLA_QM_SEESAW) && MLA_QM_SEESAW
+#error "MLA_QMT_BLOCKBAR does not combine with MLA_QM_SEESAW (both take the 3-D map's calls)"
+#endif
 #if MLA_QMT_ROT && defined(MLA_QM_MC) && MLA_QM_MC
 // the pair's two CTAs (head groups 0 and 1) would rotate differently and multicast halves of
 // different tiles into each other
@@ -101,7 +107,7 @@ struct CfgQMT {
     static constexpr int OFF_AL = OFF_KV + 2 * kTile;   // alpha [2][64]
     static constexpr int OFF_LX = OFF_AL + 2 * 64 * 4;  // l exchange [2][128][2]
     static constexpr int OFF_TOK = OFF_LX + 2 * 128 * 2 * 4;  // token flags [2][64]
-    static constexpr int OFF_BAR = OFF_TOK + 2 * kTN * 4;     // mbarriers [2] (MLA_QM_MC: + cfree [2])
+    static constexpr int OFF_BAR = OFF_TOK + 2 * kTN * 4;     // mbarriers [2][NBB] (MLA_QM_MC: [2] + cfree [2])
     static constexpr int NBB = kBB ? 9 : 1;                  // mbarriers per ring slot
     static constexpr int NBAR = MLA_QM_MC ? 4 : 2 * NBB;
     static constexpr int OFF_MC = OFF_BAR + NBAR * 8;         // MLA_QM_MC: the pair's twin flag
@@ -122,8 +128,9 @@ __device__ __forceinline__ void qmt_ablate_flags(const mla_dec::Work& w, int til
 // named barriers of this body (0 is __syncthreads): PREADY + parity, EMPTY + parity, warpgroup 0
 constexpr int kBarPReady = 1, kBarEmpty = 3, kBarWg0 = 5;
 
-// S(t) = Q . K^T of the tile in ring slot `slot` with one mbarrier per 64-column block (bars: 9
-// consecutive, parity par): block b's 4 MMAs are issued once it has landed; one commit group.
+// S(t) = Q . K^T's MMAs for the tile whose 9 per-block mbarriers start at `bars` (parity par),
+// from the descriptors' low words qlo / klo: block B's 4 MMAs are issued once block B has landed,
+// each block's behind a wgmma.fence; the caller commits them as one group.
 template <bool MMA, int B = 0>
 __device__ __forceinline__ void qm_s_mma_blocks(float (&sacc)[32], uint32_t qlo, uint32_t klo, uint32_t bars, uint32_t par) {
     if constexpr (B < 9) {
@@ -248,13 +255,14 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 if constexpr (kBB && !(MLA_QMT_ABLATE & 2)) {  // S block by block as they land
                     const uint32_t par = (phase >> s) & 1;
                     phase ^= 1u << s;
-                    if (MLA_QM_RA_LATE_TRIG && wt == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
-                        mla_dec::trigger_dependents();
                     reg_fence(sacc);
                     qm_s_mma_blocks<!(MLA_QMT_ABLATE & 5)>(sacc, desc_lo_bcast(dQ),
                                                           desc_lo_bcast(sw128_desc(sbase + slot(s), 16, 1024)),
                                                           bar0 + 8 * C::NBB * s, par);
                     wg_commit();
+                    // the tile has landed (its last block waited for): as the one-barrier path
+                    if (MLA_QM_RA_LATE_TRIG && wt == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
+                        mla_dec::trigger_dependents();
                     return;
                 }
                 if (!(MLA_QMT_ABLATE & 2)) mbar_wait(bar0 + 8 * s, (phase >> s) & 1);

@@ -278,8 +278,9 @@ __device__ __forceinline__ void issue_tile(const mla_decode_params& p, const mla
 // by the whole-tile issue only (not kPair, a kBlocks subset or kCols 128: their hooks need a row
 // with launch_kv_tma 1). kBlockBars (TPT = 2, whole tiles of the 3-D map; the qm TMA body with
 // MLA_QMT_BLOCKBAR): bar is the first of 9 consecutive mbarriers, one per 64-column block, each
-// counting the same 64 arrivals (a thread without a box arrives on all 9), so that S can start
-// on a tile's first blocks before its last ones land.
+// counting the same 64 arrivals (a thread without a box arrives on all 9; an issuing one expects
+// box_rows x 128 bytes on each, what its box of that block delivers: 8 KB a block over a whole
+// tile), so that S can start on a tile's first blocks before its last ones land.
 template <int TPT, bool kPair = false, unsigned kBlocks = 0x1FFu, bool kFlags = true, int kCols = 64,
           bool kBlockBars = false>
 __device__ __forceinline__ void issue_tile_tma_tpt(const mla_decode_params& p, const mla_dec::Work& w, int tile,
