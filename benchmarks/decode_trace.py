@@ -10,6 +10,8 @@ build are wrong by design (the stamps overwrite each CTA's first output row).
 Each call runs after a 256 MB L2 flush (as `mla bench` times; --cache for the other states), with
 the GPU kept busy ahead of it so that the events time the decode and reducer launches alone; the
 last of --iters calls is read.
+--qm: the directory's 64-row bf16 cubin (mla_decode_qm_bf16_bf16.cubin) was built with
+-DMLA_WG_TRACE=2 instead (the qm TMA body's stamps, decode_qm_tma.cuh; --heads 64, one head group).
 --slim-trace: the directory's reduce cubin was also built with -DMLA_SLIM_TRACE=1
 (codeobjects/sm_90a/reduce/reduce_slim.cuh); the slim reducer's CTAs' stamps are printed on the
 same clock (b = 1 only: one split tile).
@@ -28,6 +30,9 @@ KN = 70  # trace.cuh's kN
 SUB = ("entry", "S issued", "S done", "logits, maxima", "P", "P^T stored", "proxy fence", "C' passed",
        "P.V issued", "P.V done")
 SUB_TILES = (2, 3, 4)
+# the qm TMA body's in-tile points (decode_qm_tma.cuh, MLA_WG_TRACE=2), same numbering
+SUB_QM = ("entry", "S waited", "softmax", "P, alpha stored", "zeroing, fence", "PREADY", "P.V done",
+          "EMPTY", "next tile landed", "next S issued")
 NAMES = {0: "entry", 1: "grid wait done", 2: "work record read", 3: "Q copies issued",
          4: "first tiles issued", 5: "Q visible", 22: "last tile landed", 23: "last tile MMAs done",
          24: "epilogue start", 25: "output staged", 26: "output stored"}
@@ -52,10 +57,15 @@ def main():
                          "or the flush and then a small decode on other buffers with the same "
                          "kernels (b 1, s_k 4096: split, so the slim reducer runs too), which "
                          "brings their code, not this call's data, back into the L2")
+    ap.add_argument("--qm", action="store_true",
+                    help="the qm TMA body's stamps (a -DMLA_WG_TRACE=2 mla_decode_qm_bf16_bf16 cubin; --heads 64)")
     ap.add_argument("--slim-trace", action="store_true",
                     help="also read the slim reducer's stamps (a -DMLA_SLIM_TRACE=1 reduce cubin; b 1)")
     a = ap.parse_args()
     B, N, H, ps = a.batch, a.kv_len, a.heads, 64
+    if a.qm and H != 64:
+        ap.error("--qm reads one head group's record: --heads 64")
+    sub_names = SUB_QM if a.qm else SUB
     sms = a.clusters or torch.cuda.get_device_properties(0).multi_processor_count
     warm = None
     if a.cache == "warm-code":
@@ -104,7 +114,7 @@ def main():
         times.append(ev[0].elapsed_time(ev[1]) * 1e3)
     works = plan.works()
     wptr = plan.work_indptr
-    Hk = H  # s_q 1, 16 heads: one head group
+    Hk = H  # s_q 1, one head group (16 heads; --qm: 64)
     wsb = ws.cpu().numpy()
     outb = out.view(torch.uint8).cpu().numpy().reshape(B, H * 1024)
     recs = []
@@ -150,11 +160,11 @@ def main():
 
     for k in SUB_TILES:
         b0 = 40 + 10 * (k - 2)
-        for j in range(1, len(SUB)):
-            step(f"tile {k} {SUB[j - 1]:>14} -> {SUB[j]:<14}", b0 + j - 1, b0 + j)
-        step(f"tile {k} entry -> P.V done (total)", b0, b0 + 9)
+        for j in range(1, len(sub_names)):
+            step(f"tile {k} {sub_names[j - 1]:>16} -> {sub_names[j]:<16}", b0 + j - 1, b0 + j)
+        step(f"tile {k} entry -> {sub_names[9]} (total)", b0, b0 + 9)
         if k + 1 in SUB_TILES:
-            step(f"tile {k} P.V done -> tile {k + 1} entry", b0 + 9, b0 + 10)
+            step(f"tile {k} {sub_names[9]} -> tile {k + 1} entry", b0 + 9, b0 + 10)
     if a.slim_trace and B == 1:
         snames = ("entry", "plan read", "grid wait done", "loads landed", "before store")
         srecs = []

@@ -23,6 +23,7 @@
 #pragma once
 #include "decode/kv_load.cuh"
 #include "decode/qm_common.cuh"
+#include "decode/trace.cuh"  // the MLA_WG_TRACE measurement hook (no code when 0)
 
 // MLA_QM_MC=1 (off: measured slower, docs/performance.md session 16 calls 7-8; correct): launched
 // as clusters of two CTAs
@@ -128,6 +129,24 @@ __device__ __forceinline__ void qmt_ablate_flags(const mla_dec::Work& w, int til
 // named barriers of this body (0 is __syncthreads): PREADY + parity, EMPTY + parity, warpgroup 0
 constexpr int kBarPReady = 1, kBarEmpty = 3, kBarWg0 = 5;
 
+// MLA_WG_TRACE=2 (session 32; trace.cuh's compact record, benchmarks/decode_trace.py --qm; 1 does
+// not fit the qm rows' shared memory): this body's stamps on
+// a CTA's first work, by warpgroup 0's thread 0 unless said: 2 the work's record read, 4 the
+// first two tiles issued (warpgroup 1, thread 128), 5 Q staged, 6 + k tile k landed (its wait in
+// issue_s), 14 + k tile k's P.V done (k < 8), 22 / 23 the same for the last tile, 24 the
+// epilogue's start, 26 the output stored; 30 + k warpgroup 1 (thread 128) issued tile k + 2; in
+// tiles k = 2, 3, 4 (40 + 10 (k - 2) + j, clock64 only): j = 0 the tile's entry, 1 S waited for,
+// 2 the softmax done, 3 P and alpha stored, 4 the masked-row zeroing and the proxy fence done, 5
+// PREADY arrived, 6 P.V done, 7 EMPTY arrived, 8 tile k + 1 landed, 9 S(k + 1) issued.
+#if MLA_WG_TRACE
+#define MLA_QMT_SUB(tile, j)                                                         \
+    do {                                                                             \
+        if (tr && tid == 0 && (tile) >= 2 && (tile) < 5) mla_trace::sub_stamp(40 + 10 * ((tile) - 2), j); \
+    } while (0)
+#else
+#define MLA_QMT_SUB(tile, j) ((void)0)
+#endif
+
 // S(t) = Q . K^T's MMAs for the tile whose 9 per-block mbarriers start at `bars` (parity par),
 // from the descriptors' low words qlo / klo: block B's 4 MMAs are issued once block B has landed,
 // each block's behind a wgmma.fence; the caller commits them as one group.
@@ -190,6 +209,9 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
         mla_dec::Work w;
         if (!mla_dec::load_work(p, wi, M, w)) continue;
         const int n_tiles = w.tiles(kTN);
+        const bool tr = MLA_WG_TRACE && wi == w_begin;  // the traced work (MLA_WG_TRACE builds)
+        (void)tr;
+        MLA_TRACE(tr && tid == 0, 2);
 #if MLA_QMT_ROT
         const int rot = n_tiles > 0 ? ((w.g + p.qk_batch_ratio * w.t0) * MLA_QMT_ROT) % n_tiles : 0;
 #else
@@ -233,11 +255,13 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
             pg1.fetch(p, w, phys(1), n_tiles, wt >> 1, (wt & 1) == 0);
             issue(0, 0, pg0);
             issue(1, 1, pg1);
+            MLA_TRACE(tr && wt == 0, 4);
             pf.fetch(p, w, phys(2), n_tiles, wt >> 1, (wt & 1) == 0);
         }
         float m_run[2], l_run[2], o[128];
         int lim[2];
         qm_work_start(p, w, smem, sbase, C::OFF_Q, r0, m_run, l_run, lim, o);
+        MLA_TRACE(tr && tid == 0, 5);
         uint32_t a[4][4];  // P(t) as the A fragments of the tile's 4 k-blocks (16 tokens each)
 
         if (wg == 0) {
@@ -266,19 +290,26 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                     return;
                 }
                 if (!(MLA_QMT_ABLATE & 2)) mbar_wait(bar0 + 8 * s, (phase >> s) & 1);
+                MLA_TRACE(tr && tid == 0 && tile < 8, 6 + tile);
+                MLA_TRACE(tr && tid == 0 && tile == n_tiles - 1, 22);
+                MLA_QMT_SUB(tile - 1, 8);
                 phase ^= 1u << s;
                 if (MLA_QM_RA_LATE_TRIG && wt == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
                     mla_dec::trigger_dependents();
                 s_mma(s);
+                MLA_QMT_SUB(tile - 1, 9);
             };
             if (n_tiles > 0) issue_s(0);
             for (int tile = 0; tile < n_tiles; ++tile) {
                 const int s = tile & 1;
+                MLA_QMT_SUB(tile, 0);
                 wg_wait0();  // S(tile)
                 reg_fence(sacc);
+                MLA_QMT_SUB(tile, 1);
                 float alpha[2];
                 const int* tk = tokok + s * kTN;
                 const bool masked = qm_softmax(sacc, tk, w.tok_begin + phys(tile) * kTN, lim, sl2, cq, m_run, l_run, alpha, a);
+                MLA_QMT_SUB(tile, 2);
                 char* tile_p = smem + slot(s);
                 uint4* pex = reinterpret_cast<uint4*>(tile_p + 8 * kBlk);  // the rope block: [kb][128]
                 qm_store_p(pex, a, wt);
@@ -286,11 +317,14 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                     alx[s * 64 + r0] = alpha[0];
                     alx[s * 64 + r0 + 8] = alpha[1];
                 }
+                MLA_QMT_SUB(tile, 3);
                 // every warp sees all 64 flags (a quad covers the tile's tokens), so this branch
                 // is uniform over the warpgroup
                 if (__any_sync(0xffffffffu, masked)) zero_flagged_v(tile_p, tk, wt, kBarWg0);
                 fence_proxy_async();  // P and zeroed rows before the TMA that refills the slot
+                MLA_QMT_SUB(tile, 4);
                 bar_arrive(kBarPReady + s, 256);
+                MLA_QMT_SUB(tile, 5);
 
 #if MLA_QMT_EARLY_S
                 // this tile's P.V, then S(t+1) behind it if its tile is in (two commit groups; the
@@ -319,7 +353,11 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
 #else
                 // this tile's P.V, waited for: the slot is free on this side at once
                 qm_pv<!(MLA_QMT_ABLATE & 1)>(o, alpha, a, sw128_desc(sbase + slot(s), kVLbo, kVSbo));
+                MLA_QMT_SUB(tile, 6);
+                MLA_TRACE(tr && tid == 0 && tile < 8, 14 + tile);
+                MLA_TRACE(tr && tid == 0 && tile == n_tiles - 1, 23);
                 if (tile + 2 < n_tiles) bar_arrive(kBarEmpty + s, 256);
+                MLA_QMT_SUB(tile, 7);
                 if (tile + 1 < n_tiles) issue_s(tile + 1);
 #endif
             }
@@ -342,13 +380,26 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                     }
 #endif
                     issue(tile + 2, s, pf);
+                    MLA_TRACE(tr && wt == 0 && tile < 8, 30 + tile);
                     pf.fetch(p, w, phys(tile + 3), n_tiles, wt >> 1, (wt & 1) == 0);
                 }
             }
         }
 
         // ---- epilogue (qm_common.cuh) ----
+        MLA_TRACE(tr && tid == 0, 24);
         qm_epilogue<false>(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), lx, o, l_run, m_run, kvsc);
+        MLA_TRACE(tr && tid == 0, 26);
+#if MLA_WG_TRACE
+        if (tr) {  // over the first bytes of the work's first output row (trace.cuh)
+            __syncthreads();
+            const int Hk = p.kernel_heads;
+            char* dst = w.pql >= 0 ? reinterpret_cast<char*>(p.partial_out + (int64_t)out_pql(w) * Hk * kDV)
+                                   : static_cast<char*>(p.out) + 2 * ((int64_t)out_token(w, 0) * p.out_stride_token +
+                                                                      (int64_t)(w.g * Hk) * p.out_stride_head);
+            mla_trace::dump(reinterpret_cast<unsigned long long*>(dst), n_tiles, w_end - w_begin);
+        }
+#endif
     }
 #if MLA_QM_MC
     if (ncta == 2) cluster_sync();  // no CTA exits while the other may still address its shared memory

@@ -27,24 +27,46 @@
 #define MLA_WG_TRACE 0
 #endif
 
+// MLA_WG_TRACE=2 (session 32, the qm TMA body, decode_qm_tma.cuh): the same record kept in the
+// kernel's dynamic shared memory, in the last 1,120 bytes of the qm rows' launch_smem (past
+// every byte the body uses, CfgQMT::SMEM), since any static shared memory would move the
+// 1024-byte-aligned dynamic array past the SM's limit at that launch_smem; no in-tile base
+// (s_sub: the body passes its own).
 #if MLA_WG_TRACE
 namespace mla_trace {
 constexpr int kN = 70;
+#if MLA_WG_TRACE == 2
+}  // namespace mla_trace
+#include "decode/decode_params.h"  // mla_decode_qm_smem_bytes
+namespace mla_trace {
+constexpr int kDynOff = mla_decode_qm_smem_bytes(false) - 2 * kN * 8;
+__device__ __forceinline__ unsigned long long* rec() {
+    extern __shared__ __align__(1024) char mla_trace_dyn[];  // the kernel's dynamic array
+    return reinterpret_cast<unsigned long long*>(mla_trace_dyn + kDynOff);
+}
+#define MLA_TRACE_NS(i) (mla_trace::rec()[i])
+#define MLA_TRACE_CLK(i) (reinterpret_cast<long long*>(mla_trace::rec())[kN + (i)])
+#else
 __shared__ unsigned long long s_ns[kN];
 __shared__ long long s_clk[kN];
 __shared__ int s_sub;  // the first in-tile stamp of the tile tile_mma runs (40, 50, 60), or -1
+#define MLA_TRACE_NS(i) (mla_trace::s_ns[i])
+#define MLA_TRACE_CLK(i) (mla_trace::s_clk[i])
+#endif
 
 __device__ __forceinline__ void stamp(int i) {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
-    s_ns[i] = t;
-    s_clk[i] = clock64();
+    MLA_TRACE_NS(i) = t;
+    MLA_TRACE_CLK(i) = clock64();
 }
 // Thread 0 at kernel entry: clears the record, then stamps 0.
 __device__ __forceinline__ void begin() {
     if (threadIdx.x != 0) return;
-    for (int i = 0; i < kN; ++i) s_ns[i] = 0, s_clk[i] = 0;
+    for (int i = 0; i < kN; ++i) MLA_TRACE_NS(i) = 0, MLA_TRACE_CLK(i) = 0;
+#if MLA_WG_TRACE != 2
     s_sub = -1;
+#endif
     stamp(0);
 }
 // Thread 0 writes the record to dst (after a barrier that follows the work's stores).
@@ -52,24 +74,31 @@ __device__ __forceinline__ void dump(unsigned long long* dst, int tiles, int wor
     if (threadIdx.x != 0) return;
     unsigned smid;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-    for (int i = 0; i < kN; ++i) dst[i] = s_ns[i], dst[kN + i] = (unsigned long long)s_clk[i];
+    for (int i = 0; i < kN; ++i) dst[i] = MLA_TRACE_NS(i), dst[kN + i] = (unsigned long long)MLA_TRACE_CLK(i);
     dst[2 * kN] = smid;
     dst[2 * kN + 1] = (unsigned long long)tiles;
     dst[2 * kN + 2] = (unsigned long long)works;
 }
+#if MLA_WG_TRACE != 2
 // Thread 0 of the traced work, before tile_mma of tile `tile`: its in-tile stamps, if any.
 __device__ __forceinline__ void sub_tile(int tile) { s_sub = tile >= 2 && tile < 5 ? 40 + 10 * (tile - 2) : -1; }
 __device__ __forceinline__ int sub_base() { return threadIdx.x == 0 ? s_sub : -1; }
+#endif
 __device__ __forceinline__ void sub_stamp(int base, int j) {
-    if (base >= 0) s_clk[base + j] = clock64();
+    if (base >= 0) MLA_TRACE_CLK(base + j) = clock64();
 }
 }  // namespace mla_trace
 #define MLA_TRACE_BEGIN() mla_trace::begin()
+#if MLA_WG_TRACE == 2  // (the 16- and 32-row bodies' in-tile stamps: not in this build)
+#define MLA_TRACE_SUBTILE(cond, tile) ((void)0)
+#define MLA_TRACE_SUB_BASE(name) const int name = -1
+#else
 #define MLA_TRACE_SUBTILE(cond, tile)             \
     do {                                          \
         if (cond) mla_trace::sub_tile(tile);      \
     } while (0)
 #define MLA_TRACE_SUB_BASE(name) const int name = mla_trace::sub_base()
+#endif
 #define MLA_TRACE_SUB(name, j) mla_trace::sub_stamp(name, j)
 #define MLA_TRACE(cond, i)             \
     do {                               \
