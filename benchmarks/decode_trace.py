@@ -35,7 +35,7 @@ SUB_QM = ("entry", "S waited", "softmax", "P, alpha stored", "zeroing, fence", "
           "EMPTY", "next tile landed", "next S issued")
 NAMES = {0: "entry", 1: "grid wait done", 2: "work record read", 3: "Q copies issued",
          4: "first tiles issued", 5: "Q visible", 22: "last tile landed", 23: "last tile MMAs done",
-         24: "epilogue start", 25: "output staged", 26: "output stored"}
+         24: "epilogue start", 25: "output staged", 26: "output stored", 27: "sums exchanged (qm)"}
 NAMES[38] = "wg1 passed EMPTY of tile 0"
 NAMES[39] = "wg1 issued tile 2's boxes"
 for k in range(8):

@@ -176,7 +176,15 @@ __device__ __forceinline__ Scales decode_scales(const mla_decode_params& p) {
 // a grid smaller than the plan's clusters (mla_decode_args.active_clusters), no work may lie in
 // the clusters beyond it, or its rows would never be written: the last CTA's thread 0 compares
 // work_indptr at the grid's end and at num_clusters and flags MLA_DECODE_ERR_PLAN when they differ.
+// MLA_TMAP_PREFETCH=1 (session 32, measurement build; 0 shipped): thread 0 prefetches the KV
+// tensor map (prefetch.tensormap, the descriptor in the kernel's parameter space) before the grid
+// dependency wait, so that the first TMA of the CTA does not wait for the descriptor's fetch.
+#ifndef MLA_TMAP_PREFETCH
+#define MLA_TMAP_PREFETCH 0
+#endif
 __device__ __forceinline__ void kernel_start(const mla_decode_params& p) {
+    if (MLA_TMAP_PREFETCH && threadIdx.x == 0 && p.kv_tma != 0)
+        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&p.kv_tmap[0])) : "memory");
     asm volatile("griddepcontrol.wait;" ::: "memory");
     if (threadIdx.x == 0 && blockIdx.x == gridDim.x - 1 && p.num_clusters > int(gridDim.x) && p.error_flag &&
         p.work_indptr[gridDim.x] != p.work_indptr[p.num_clusters])

@@ -134,7 +134,7 @@ constexpr int kBarPReady = 1, kBarEmpty = 3, kBarWg0 = 5;
 // a CTA's first work, by warpgroup 0's thread 0 unless said: 2 the work's record read, 4 the
 // first two tiles issued (warpgroup 1, thread 128), 5 Q staged, 6 + k tile k landed (its wait in
 // issue_s), 14 + k tile k's P.V done (k < 8), 22 / 23 the same for the last tile, 24 the
-// epilogue's start, 26 the output stored; 30 + k warpgroup 1 (thread 128) issued tile k + 2; in
+// epilogue's start, 27 its sums exchanged, 25 its output staged, 26 the output stored; 30 + k warpgroup 1 (thread 128) issued tile k + 2; in
 // tiles k = 2, 3, 4 (40 + 10 (k - 2) + j, clock64 only): j = 0 the tile's entry, 1 S waited for,
 // 2 the softmax done, 3 P and alpha stored, 4 the masked-row zeroing and the proxy fence done, 5
 // PREADY arrived, 6 P.V done, 7 EMPTY arrived, 8 tile k + 1 landed, 9 S(k + 1) issued.
@@ -388,7 +388,7 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
 
         // ---- epilogue (qm_common.cuh) ----
         MLA_TRACE(tr && tid == 0, 24);
-        qm_epilogue<false>(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), lx, o, l_run, m_run, kvsc);
+        qm_epilogue<false>(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), lx, o, l_run, m_run, kvsc, tr);
         MLA_TRACE(tr && tid == 0, 26);
 #if MLA_WG_TRACE
         if (tr) {  // over the first bytes of the work's first output row (trace.cuh)

@@ -329,11 +329,13 @@ __device__ __forceinline__ void qm_work_start(const mla_decode_params& p, const 
 // exchanged sums (lx: [2][128] float2; warpgroup 1's l_run is 0 but in the seesaw body), o = O / l * kv_scale (0 for
 // a row with no key) staged as fp32 rows in obuf ([64][kOPitch], the idle ring) and written out
 // (store_rows), lse = (m + log2 l) ln 2 by warpgroup 0. SYNC_FIRST: a CTA barrier before lx is
-// written (the body still uses lx's memory in its loop).
+// written (the body still uses lx's memory in its loop). tr: the traced work of an MLA_WG_TRACE
+// build (trace.cuh: 27 the sums exchanged, 25 the output staged; no code otherwise).
 template <bool SYNC_FIRST>
 __device__ __forceinline__ void qm_epilogue(const mla_decode_params& p, const mla_dec::Work& w, float* obuf, float* lx,
                                             const float (&o)[128], const float (&l_run)[2], const float (&m_run)[2],
-                                            float kvsc) {
+                                            float kvsc, bool tr = false) {
+    (void)tr;
     // thread tid = 128 wg + wt; its rows r0, r0 + 8 and columns cq, cq + 1 in the m64nN
     // accumulator layout
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wt = tid & 127;
@@ -347,6 +349,7 @@ __device__ __forceinline__ void qm_epilogue(const mla_decode_params& p, const ml
     if (SYNC_FIRST) __syncthreads();
     *reinterpret_cast<float2*>(lx + (wg * 128 + wt) * 2) = make_float2(lt[0], lt[1]);
     __syncthreads();  // every MMA and load done, the ring free; the sums exchanged
+    MLA_TRACE(tr && threadIdx.x == 0, 27);
     {
         const float2 ol = *reinterpret_cast<const float2*>(lx + ((wg ^ 1) * 128 + wt) * 2);
         lt[0] += ol.x;
@@ -367,6 +370,7 @@ __device__ __forceinline__ void qm_epilogue(const mla_decode_params& p, const ml
         }
     }
     __syncthreads();  // staged output visible
+    MLA_TRACE(tr && tid == 0, 25);
     store_rows(p, w, obuf, tid);
 }
 
