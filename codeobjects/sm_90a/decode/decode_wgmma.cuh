@@ -263,14 +263,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         if (!(MLA_WG_ABLATE & (8 | 16))) store_rows(p, w, obuf, tid);
         MLA_TRACE(tr && tid == 0, 26);
 #if MLA_WG_TRACE
-        if (tr) {  // over the first bytes of the work's first output row (trace.cuh)
-            __syncthreads();
-            const int Hk = p.kernel_heads;
-            char* dst = w.pql >= 0 ? reinterpret_cast<char*>(p.partial_out + (int64_t)out_pql(w) * Hk * kDV)
-                                   : static_cast<char*>(p.out) + 2 * ((int64_t)out_token(w, 0) * p.out_stride_token +
-                                                                      (int64_t)(w.g * Hk) * p.out_stride_head);
-            mla_trace::dump(reinterpret_cast<unsigned long long*>(dst), n_tiles, w_end - w_begin);
-        }
+        if (tr) trace_dump_work(p, w, n_tiles, w_end - w_begin);
 #endif
         if constexpr (kFused) mla_dec::fused_note(p, fpend, n_pend, wi, w);
     }

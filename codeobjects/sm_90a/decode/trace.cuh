@@ -1,5 +1,6 @@
 // trace.cuh - measurement hook -DMLA_WG_TRACE=1 (0 shipped: no code, the SASS unchanged): time
-// stamps of one CTA's first work in the shared-ring body (decode_wgmma.cuh), to place where a
+// stamps of one CTA's first work in the shared-ring body (decode_wgmma.cuh; with =2 the qm TMA
+// body, decode_qm_tma.cuh, whose stamps are listed there), to place where a
 // short work's time goes (session 25: b = 1 and b = 64 run ~10 µs beyond their bytes). Results are
 // then wrong: after the work's output is stored, thread 0 writes the stamps over the first bytes
 // of the work's first output row (head 0 of its partial row when split, of its bf16 `out` row

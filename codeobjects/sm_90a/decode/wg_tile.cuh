@@ -59,6 +59,21 @@ __device__ __forceinline__ int out_pql(const mla_dec::Work& w) {
     else return w.pql;
 }
 
+#if MLA_WG_TRACE
+// The traced work's record (trace.cuh) written over the first bytes of its first output row (head
+// 0 of its partial row when split, of its bf16 `out` row otherwise), after a CTA barrier that
+// follows the work's stores; all threads call it, thread 0 writes.
+__device__ __forceinline__ void trace_dump_work(const mla_decode_params& p, const mla_dec::Work& w, int n_tiles,
+                                                int works) {
+    __syncthreads();
+    const int Hk = p.kernel_heads;
+    char* dst = w.pql >= 0 ? reinterpret_cast<char*>(p.partial_out + (int64_t)out_pql(w) * Hk * kDV)
+                           : static_cast<char*>(p.out) + 2 * ((int64_t)out_token(w, 0) * p.out_stride_token +
+                                                              (int64_t)(w.g * Hk) * p.out_stride_head);
+    mla_trace::dump(reinterpret_cast<unsigned long long*>(dst), n_tiles, works);
+}
+#endif
+
 // Rows [r_begin, r_begin + nr) of work w from obuf [nr][kOPitch] fp32 (staged, normalised; obuf row
 // 0 is work row r_begin), written coalesced by NT threads (tid = 0 .. NT - 1): fp32 partial rows for
 // a split work, `out` rows otherwise (bf16, or fp32 with out_fp32). nr <= 0 stores nothing.
