@@ -163,6 +163,9 @@ __device__ __forceinline__ void qm_s_mma_blocks(float (&sacc)[32], uint32_t qlo,
 template <int M, bool kBB = false>
 __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, char* smem) {
     using C = CfgQMT<kBB>;
+#if MLA_WG_TRACE == 2
+    static_assert(C::SMEM <= mla_trace::kDynOff, "the trace record overlaps the body's shared memory");
+#endif
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
     const int wt = tid & 127;
     if (!launch_ok(p, smem, C::SMEM)) return;

@@ -30,7 +30,9 @@
 
 // MLA_WG_TRACE=2 (session 32, the qm TMA body, decode_qm_tma.cuh): the same record kept in the
 // kernel's dynamic shared memory, in the last 1,120 bytes of the qm rows' launch_smem (past
-// every byte the body uses, CfgQMT::SMEM), since any static shared memory would move the
+// every byte the qm TMA body uses, CfgQMT::SMEM, asserted there; the cp.async and seesaw qm
+// bodies use that region: valid for the TMA body only, and not for the 16- and 32-row cubins,
+// whose launch_smem is smaller), since any static shared memory would move the
 // 1024-byte-aligned dynamic array past the SM's limit at that launch_smem; no in-tile base
 // (s_sub: the body passes its own).
 #if MLA_WG_TRACE
