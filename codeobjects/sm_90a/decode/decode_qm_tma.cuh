@@ -129,12 +129,14 @@ __device__ __forceinline__ void qmt_ablate_flags(const mla_dec::Work& w, int til
 // named barriers of this body (0 is __syncthreads): PREADY + parity, EMPTY + parity, warpgroup 0
 constexpr int kBarPReady = 1, kBarEmpty = 3, kBarWg0 = 5;
 
-// MLA_WG_TRACE=2 (session 32; trace.cuh's compact record, benchmarks/decode_trace.py --qm; 1 does
-// not fit the qm rows' shared memory): this body's stamps on
-// a CTA's first work, by warpgroup 0's thread 0 unless said: 2 the work's record read, 4 the
-// first two tiles issued (warpgroup 1, thread 128), 5 Q staged, 6 + k tile k landed (its wait in
+// MLA_WG_TRACE=2 (session 32; trace.cuh's record in dynamic shared memory, benchmarks/
+// decode_trace.py --qm; 1 does not fit the qm rows' shared memory): this body's stamps on a
+// CTA's first work, by warpgroup 0's thread 0 unless said: 2 the work's record read, 4 the first
+// two tiles issued (warpgroup 1, thread 128), 5 Q staged, 6 + k tile k landed (its wait in
 // issue_s), 14 + k tile k's P.V done (k < 8), 22 / 23 the same for the last tile, 24 the
-// epilogue's start, 27 its sums exchanged, 25 its output staged, 26 the output stored; 30 + k warpgroup 1 (thread 128) issued tile k + 2; in
+// epilogue's start, 27 its sums exchanged, 25 its output staged, 26 the output stored; 30 + k
+// warpgroup 1 (thread 128) issued tile k + 2 (the MLA_QMT_BLOCKBAR and MLA_QMT_EARLY_S paths
+// take only some of these); in
 // tiles k = 2, 3, 4 (40 + 10 (k - 2) + j, clock64 only): j = 0 the tile's entry, 1 S waited for,
 // 2 the softmax done, 3 P and alpha stored, 4 the masked-row zeroing and the proxy fence done, 5
 // PREADY arrived, 6 P.V done, 7 EMPTY arrived, 8 tile k + 1 landed, 9 S(k + 1) issued.
@@ -277,6 +279,10 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 qm_s_mma<!(MLA_QMT_ABLATE & 5)>(sacc, dQ, sw128_desc(sbase + slot(s), 16, 1024));
 #endif
             };
+            auto late_trigger = [&](int tile) {  // once the CTA's last tile has landed (wg_common.cuh)
+                if (MLA_QM_RA_LATE_TRIG && wt == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
+                    mla_dec::trigger_dependents();
+            };
             auto issue_s = [&](int tile) {  // wait for the tile, then its S
                 const int s = tile & 1;
                 if constexpr (kBB && !(MLA_QMT_ABLATE & 2)) {  // S block by block as they land
@@ -287,9 +293,7 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                                                           desc_lo_bcast(sw128_desc(sbase + slot(s), 16, 1024)),
                                                           bar0 + 8 * C::NBB * s, par);
                     wg_commit();
-                    // the tile has landed (its last block waited for): as the one-barrier path
-                    if (MLA_QM_RA_LATE_TRIG && wt == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
-                        mla_dec::trigger_dependents();
+                    late_trigger(tile);  // the tile has landed (its last block waited for)
                     return;
                 }
                 if (!(MLA_QMT_ABLATE & 2)) mbar_wait(bar0 + 8 * s, (phase >> s) & 1);
@@ -297,8 +301,7 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 MLA_TRACE(tr && tid == 0 && tile == n_tiles - 1, 22);
                 MLA_QMT_SUB(tile - 1, 8);
                 phase ^= 1u << s;
-                if (MLA_QM_RA_LATE_TRIG && wt == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
-                    mla_dec::trigger_dependents();
+                late_trigger(tile);
                 s_mma(s);
                 MLA_QMT_SUB(tile - 1, 9);
             };

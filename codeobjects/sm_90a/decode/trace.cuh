@@ -35,13 +35,13 @@
 // whose launch_smem is smaller), since any static shared memory would move the
 // 1024-byte-aligned dynamic array past the SM's limit at that launch_smem; no in-tile base
 // (s_sub: the body passes its own).
+#if MLA_WG_TRACE == 2
+#include "decode/decode_params.h"  // mla_decode_qm_smem_bytes
+#endif
 #if MLA_WG_TRACE
 namespace mla_trace {
 constexpr int kN = 70;
 #if MLA_WG_TRACE == 2
-}  // namespace mla_trace
-#include "decode/decode_params.h"  // mla_decode_qm_smem_bytes
-namespace mla_trace {
 constexpr int kDynOff = mla_decode_qm_smem_bytes(false) - 2 * kN * 8;
 __device__ __forceinline__ unsigned long long* rec() {
     extern __shared__ __align__(1024) char mla_trace_dyn[];  // the kernel's dynamic array
