@@ -57,6 +57,9 @@ def main():
                          "or the flush and then a small decode on other buffers with the same "
                          "kernels (b 1, s_k 4096: split, so the slim reducer runs too), which "
                          "brings their code, not this call's data, back into the L2")
+    ap.add_argument("--no-split", action="store_true",
+                    help="pass no_split_tiles=True (mla_decode_args.no_split_tiles): no reducer launch after an "
+                         "unsplit plan, as `mla run --fixed` times (the plan must split no tile)")
     ap.add_argument("--qm", action="store_true",
                     help="the qm TMA body's stamps (a -DMLA_WG_TRACE=2 mla_decode_qm_bf16_bf16 cubin; --heads 64)")
     ap.add_argument("--slim-trace", action="store_true",
@@ -108,7 +111,7 @@ def main():
             warm()
         ev[0].record()
         libmla.decode(q, kv, dev["qo"], dev["kvi"], dev["pages"], dev["last"], 1, plan, out=out,
-                      workspace=ws, active_clusters=active)
+                      workspace=ws, active_clusters=active, no_split_tiles=a.no_split)
         ev[1].record()
         torch.cuda.synchronize()
         times.append(ev[0].elapsed_time(ev[1]) * 1e3)
@@ -130,7 +133,7 @@ def main():
         r = raw.view(np.uint64).astype(np.int64)
         recs.append((c, r))
     t0 = min(int(r[0]) for _, r in recs)
-    print(f"b {B} s_k {N} h {H}, cache {a.cache}: {plan.num_works} works on {active} of {sms} clusters; "
+    print(f"b {B} s_k {N} h {H}, cache {a.cache}{', no reducer' if a.no_split else ''}: {plan.num_works} works on {active} of {sms} clusters; "
           f"end to end (events) median {statistics.median(times):.1f} us over {a.iters}: "
           + " ".join(f"{t:.1f}" for t in times))
     print(f"CTAs traced {len(recs)}; tiles a work: {sorted(set(int(r[2 * KN + 1]) for _, r in recs))}; "

@@ -81,6 +81,26 @@
 #ifndef MLA_QMT_BLOCKBAR
 #define MLA_QMT_BLOCKBAR 0
 #endif
+// MLA_QMT_PGFIRST=1 (session 33, measurement build; 0 shipped): the work's start reordered so that
+// the first tiles' page-table reads go out before Q's 73.7 KB: warpgroup 1 issues its two page
+// reads and then arrives on kBarStart, warpgroup 0 waits there and then issues all of Q's copies
+// (load_q over its 128 threads), and warpgroup 1 issues the two tiles once the pages are back.
+// Session 32 (calls 7-8): the first boxes went out 4.7 µs after the work record, behind warpgroup
+// 0's half of Q (4.7 MB over the grid), against 0.6 µs without the page reads.
+#ifndef MLA_QMT_PGFIRST
+#define MLA_QMT_PGFIRST 0
+#endif
+// MLA_QMT_FENCE_LATE=1 (session 33, measurement build; 0 shipped): on a tile without masked keys,
+// warpgroup 0's proxy fence for its P stores (generic writes into the slot, before the TMA that
+// refills it) moves from before PREADY to after its P.V's issue, in the MMAs' shadow instead of on
+// the chain that holds the slot. A masked tile keeps zero_flagged_v's fence before PREADY (it
+// also orders the zeroed V rows before the P.V of both warpgroups).
+#ifndef MLA_QMT_FENCE_LATE
+#define MLA_QMT_FENCE_LATE 0
+#endif
+#if MLA_QMT_FENCE_LATE && MLA_QMT_EARLY_S
+#error "MLA_QMT_FENCE_LATE is written for the body without MLA_QMT_EARLY_S"
+#endif
 #if MLA_QMT_BLOCKBAR && MLA_QM_MC
 #error "MLA_QMT_BLOCKBAR does not combine with MLA_QM_MC"
 #endif
@@ -127,7 +147,7 @@ __device__ __forceinline__ void qmt_ablate_flags(const mla_dec::Work& w, int til
 }
 
 // named barriers of this body (0 is __syncthreads): PREADY + parity, EMPTY + parity, warpgroup 0
-constexpr int kBarPReady = 1, kBarEmpty = 3, kBarWg0 = 5;
+constexpr int kBarPReady = 1, kBarEmpty = 3, kBarWg0 = 5, kBarStart = 6;
 
 // MLA_WG_TRACE=2 (session 32; trace.cuh's record in dynamic shared memory, benchmarks/
 // decode_trace.py --qm; 1 does not fit the qm rows' shared memory): this body's stamps on a
@@ -258,14 +278,21 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
             PagePrefetch pg0, pg1;
             pg0.fetch(p, w, phys(0), n_tiles, wt >> 1, (wt & 1) == 0);
             pg1.fetch(p, w, phys(1), n_tiles, wt >> 1, (wt & 1) == 0);
+            if (MLA_QMT_PGFIRST) bar_arrive(kBarStart, 256);  // the page reads are out: Q may follow
             issue(0, 0, pg0);
             issue(1, 1, pg1);
             MLA_TRACE(tr && wt == 0, 4);
             pf.fetch(p, w, phys(2), n_tiles, wt >> 1, (wt & 1) == 0);
         }
+#if MLA_QMT_PGFIRST
+        else {
+            bar_sync(kBarStart, 256);
+            load_q<64, false, 128>(p, w, smem, sbase, C::OFF_Q, wt);
+        }
+#endif
         float m_run[2], l_run[2], o[128];
         int lim[2];
-        qm_work_start(p, w, smem, sbase, C::OFF_Q, r0, m_run, l_run, lim, o);
+        qm_work_start<!MLA_QMT_PGFIRST>(p, w, smem, sbase, C::OFF_Q, r0, m_run, l_run, lim, o);
         MLA_TRACE(tr && tid == 0, 5);
         uint32_t a[4][4];  // P(t) as the A fragments of the tile's 4 k-blocks (16 tokens each)
 
@@ -326,8 +353,9 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 MLA_QMT_SUB(tile, 3);
                 // every warp sees all 64 flags (a quad covers the tile's tokens), so this branch
                 // is uniform over the warpgroup
-                if (__any_sync(0xffffffffu, masked)) zero_flagged_v(tile_p, tk, wt, kBarWg0);
-                fence_proxy_async();  // P and zeroed rows before the TMA that refills the slot
+                const bool any_masked = __any_sync(0xffffffffu, masked);
+                if (any_masked) zero_flagged_v(tile_p, tk, wt, kBarWg0);
+                if (!MLA_QMT_FENCE_LATE) fence_proxy_async();  // P and zeroed rows before the TMA that refills the slot
                 MLA_QMT_SUB(tile, 4);
                 bar_arrive(kBarPReady + s, 256);
                 MLA_QMT_SUB(tile, 5);
@@ -358,7 +386,14 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
                 }
 #else
                 // this tile's P.V, waited for: the slot is free on this side at once
+#if MLA_QMT_FENCE_LATE
+                qm_pv_scaled_issue<!(MLA_QMT_ABLATE & 1)>(o, alpha, a, sw128_desc(sbase + slot(s), kVLbo, kVSbo));
+                if (!any_masked) fence_proxy_async();  // P (a masked tile: zero_flagged_v's fence)
+                wg_wait0();
+                reg_fence(o);
+#else
                 qm_pv<!(MLA_QMT_ABLATE & 1)>(o, alpha, a, sw128_desc(sbase + slot(s), kVLbo, kVSbo));
+#endif
                 MLA_QMT_SUB(tile, 6);
                 MLA_TRACE(tr && tid == 0 && tile < 8, 14 + tile);
                 MLA_TRACE(tr && tid == 0 && tile == n_tiles - 1, 23);

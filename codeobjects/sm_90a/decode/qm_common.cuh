@@ -115,7 +115,7 @@ __device__ __forceinline__ void qm_s_mma(float (&sacc)[32], uint64_t dQ, uint64_
 // exceeds it by more than kLazy (base-2 units), so scale is 1 on most tiles and P stays below
 // 2^kLazy (f16 and bf16 P hold that to the same relative precision as P <= 1); the softmax is the
 // same function (o = sum p v / sum p for any reference max). The MLA_QM_FAST_SOFTMAX path (off)
-// takes the exact max on its tiles whatever kLazy is (consistent, without the lazy gain).
+// takes the same running max (lazy since session 33; before, the exact one whatever kLazy was).
 template <bool kPack, int kLazy = 0>
 __device__ __forceinline__ bool qm_softmax_p(float (&s)[32], const int* tk, int jt0, const int (&lim)[2], float sl2,
                                              int cq, const float (&m_in)[2], float (&m_out)[2], float (&scale)[2],
@@ -142,7 +142,9 @@ __device__ __forceinline__ bool qm_softmax_p(float (&s)[32], const int* tk, int 
                                  fmaxf(fmaxf(t[i][4], t[i][5]), fmaxf(t[i][6], t[i][7])));
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-                m_out[i] = fmaxf(m_in[i], mx * sl2);
+                mx *= sl2;
+                if constexpr (kLazy > 0) m_out[i] = mx > m_in[i] + float(kLazy) ? mx : m_in[i];  // (as below)
+                else m_out[i] = fmaxf(m_in[i], mx);
                 scale[i] = m_in[i] == -INFINITY ? 0.f : ex2(m_in[i] - m_out[i]);
             }
 #pragma unroll
@@ -307,11 +309,13 @@ __device__ __forceinline__ void qm_pv(float (&o)[128], const float (&alpha)[2], 
 
 // A work's start in the TMA bodies (all 256 threads), after their first tiles are issued: Q
 // staged (load_q: rows past nrows zero) and visible to the MMAs; the rows' running max and sum,
-// causal limits (rows r0, r0 + 8) and O zeroed.
+// causal limits (rows r0, r0 + 8) and O zeroed. kLoadQ false: the caller issued Q's copies
+// (decode_qm_tma.cuh's MLA_QMT_PGFIRST), only waited for here.
+template <bool kLoadQ = true>
 __device__ __forceinline__ void qm_work_start(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
                                               uint32_t sbase, int off_q, int r0, float (&m_run)[2], float (&l_run)[2],
                                               int (&lim)[2], float (&o)[128]) {
-    load_q<64, false>(p, w, smem, sbase, off_q, threadIdx.x);
+    if constexpr (kLoadQ) load_q<64, false>(p, w, smem, sbase, off_q, threadIdx.x);
     cp_wait<0>();
     fence_proxy_async();  // Q (cp.async) -> the MMAs' async proxy
     __syncthreads();
