@@ -60,6 +60,9 @@ def main():
     ap.add_argument("--no-split", action="store_true",
                     help="pass no_split_tiles=True (mla_decode_args.no_split_tiles): no reducer launch after an "
                          "unsplit plan, as `mla run --fixed` times (the plan must split no tile)")
+    ap.add_argument("--last", action="store_true",
+                    help="read each CTA's last work's record (a cubin built with -DMLA_WG_TRACE_LAST=1 as well; "
+                         "the qm TMA body): with several works a CTA, a work whose code ran before on its SM")
     ap.add_argument("--qm", action="store_true",
                     help="the qm TMA body's stamps (a -DMLA_WG_TRACE=2 mla_decode_qm_bf16_bf16 cubin; --heads 64)")
     ap.add_argument("--slim-trace", action="store_true",
@@ -124,7 +127,7 @@ def main():
     for c in range(active):
         if wptr[c + 1] <= wptr[c]:
             continue
-        wi = wptr[c]
+        wi = wptr[c + 1] - 1 if a.last else wptr[c]
         pql, tok = works[wi][1], works[wi][2]
         if pql >= 0:
             raw = wsb[pql * Hk * 512 * 4:][:(2 * KN + 3) * 8]

@@ -95,6 +95,14 @@
 // refills it) moves from before PREADY to after its P.V's issue, in the MMAs' shadow instead of on
 // the chain that holds the slot. A masked tile keeps zero_flagged_v's fence before PREADY (it
 // also orders the zeroed V rows before the P.V of both warpgroups).
+// MLA_QM_OUT_TOUCH (wg_tile.cuh's touch_out_row; 0 shipped) and MLA_WG_TRACE_LAST=1 (a trace build
+// stamps the CTA's last work instead of its first: decode_trace.py --last; session 33).
+#ifndef MLA_QM_OUT_TOUCH
+#define MLA_QM_OUT_TOUCH 0
+#endif
+#ifndef MLA_WG_TRACE_LAST
+#define MLA_WG_TRACE_LAST 0
+#endif
 #ifndef MLA_QMT_FENCE_LATE
 #define MLA_QMT_FENCE_LATE 0
 #endif
@@ -234,7 +242,8 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
         mla_dec::Work w;
         if (!mla_dec::load_work(p, wi, M, w)) continue;
         const int n_tiles = w.tiles(kTN);
-        const bool tr = MLA_WG_TRACE && wi == w_begin;  // the traced work (MLA_WG_TRACE builds)
+        // the traced work (MLA_WG_TRACE builds): the CTA's first, or its last with MLA_WG_TRACE_LAST=1
+        const bool tr = MLA_WG_TRACE && wi == (MLA_WG_TRACE_LAST ? w_end - 1 : w_begin);
         (void)tr;
         MLA_TRACE(tr && tid == 0, 2);
 #if MLA_QMT_ROT
@@ -289,6 +298,9 @@ __device__ __forceinline__ void decode_qm_tma_body(const mla_decode_params& p, c
             bar_sync(kBarStart, 256);
             load_q<64, false, 128>(p, w, smem, sbase, C::OFF_Q, wt);
         }
+#endif
+#if MLA_QM_OUT_TOUCH
+        if (wg == 0 && wt < 64) touch_out_row(p, w, wt);
 #endif
         float m_run[2], l_run[2], o[128];
         int lim[2];

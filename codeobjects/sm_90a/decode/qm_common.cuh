@@ -335,6 +335,11 @@ __device__ __forceinline__ void qm_work_start(const mla_decode_params& p, const 
 // (store_rows), lse = (m + log2 l) ln 2 by warpgroup 0. SYNC_FIRST: a CTA barrier before lx is
 // written (the body still uses lx's memory in its loop). tr: the traced work of an MLA_WG_TRACE
 // build (trace.cuh: 27 the sums exchanged, 25 the output staged; no code otherwise).
+// MLA_QM_LSE_LATE=1 (session 33, measurement hook; 0 shipped): the LSE stores after the staging
+// barrier instead of before it (where the staging step's wait goes with them).
+#ifndef MLA_QM_LSE_LATE
+#define MLA_QM_LSE_LATE 0
+#endif
 template <bool SYNC_FIRST>
 __device__ __forceinline__ void qm_epilogue(const mla_decode_params& p, const mla_dec::Work& w, float* obuf, float* lx,
                                             const float (&o)[128], const float (&l_run)[2], const float (&m_run)[2],
@@ -366,15 +371,19 @@ __device__ __forceinline__ void qm_epilogue(const mla_decode_params& p, const ml
         const int row = r0 + 8 * ri, col = 256 * wg + 8 * (e >> 2) + cq;
         *reinterpret_cast<float2*>(obuf + row * kOPitch + col) = make_float2(o[e] * inv, o[e + 1] * inv);
     }
-    if (wg == 0 && (lane & 3) == 0) {
+    auto lse_out = [&] {
+        if (wg == 0 && (lane & 3) == 0) {
 #pragma unroll
-        for (int i = 0; i < 2; ++i) {
-            const int row = r0 + 8 * i;
-            if (row < w.nrows) store_lse(p, w, row, lt[i] > 0.f ? (m_run[i] + __log2f(lt[i])) * kLn2 : -INFINITY);
+            for (int i = 0; i < 2; ++i) {
+                const int row = r0 + 8 * i;
+                if (row < w.nrows) store_lse(p, w, row, lt[i] > 0.f ? (m_run[i] + __log2f(lt[i])) * kLn2 : -INFINITY);
+            }
         }
-    }
+    };
+    if (!MLA_QM_LSE_LATE) lse_out();
     __syncthreads();  // staged output visible
     MLA_TRACE(tr && tid == 0, 25);
+    if (MLA_QM_LSE_LATE) lse_out();
     store_rows(p, w, obuf, tid);
 }
 

@@ -74,6 +74,29 @@ __device__ __forceinline__ void trace_dump_work(const mla_decode_params& p, cons
 }
 #endif
 
+// MLA_QM_OUT_TOUCH=1 (session 33, measurement hook; 0 shipped): the qm TMA body's warpgroup 0
+// prefetches (prefetch.global.L2) the first line of each of the work's output rows and its LSE
+// entry at the work's start, so that their address translations are in place long before the
+// epilogue's stores (session 32 call 8: the epilogue's staging step, which holds the LSE stores,
+// ends at one moment in every CTA). Row `row` of work w, as store_rows_part and store_lse address it.
+__device__ __forceinline__ void touch_out_row(const mla_decode_params& p, const mla_dec::Work& w, int row) {
+    if (row >= w.nrows) return;
+    const int Hk = p.kernel_heads, tt = row / Hk, h = row % Hk;
+    const void* o;
+    const void* l = nullptr;
+    if (w.pql >= 0) {
+        o = p.partial_out + ((int64_t)(out_pql(w) + tt) * Hk + h) * kDV;
+        l = p.partial_lse + (int64_t)(w.pql + tt) * Hk + h;
+    } else {
+        const int64_t e = (int64_t)out_token(w, tt) * p.out_stride_token + (int64_t)(w.g * Hk + h) * p.out_stride_head;
+        o = p.out_fp32 ? static_cast<const void*>(static_cast<const float*>(p.out) + e)
+                       : static_cast<const void*>(static_cast<const char*>(p.out) + 2 * e);
+        if (p.lse) l = p.lse + (int64_t)(w.qo_b + w.t0 + tt) * p.num_heads + w.g * Hk + h;
+    }
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(o));
+    if (l) asm volatile("prefetch.global.L2 [%0];" ::"l"(l));
+}
+
 // Rows [r_begin, r_begin + nr) of work w from obuf [nr][kOPitch] fp32 (staged, normalised; obuf row
 // 0 is work row r_begin), written coalesced by NT threads (tid = 0 .. NT - 1): fp32 partial rows for
 // a split work, `out` rows otherwise (bf16, or fp32 with out_fp32). nr <= 0 stores nothing.
