@@ -7,6 +7,16 @@
 #ifndef MLA_QM_RA_LATE_TRIG
 #define MLA_QM_RA_LATE_TRIG 1
 #endif
+// The TMA body's start with the page-table reads ahead of Q (MLA_QMT_PGFIRST) and its P fence in
+// the P.V's shadow (MLA_QMT_FENCE_LATE), decode_qm_tma.cuh: fixed plans 64 heads 175.3 -> 173.0 and
+// 174.7 -> 172.7 µs, 128 heads 296.9 -> 291.4 and 295.8 -> 291.6, 128 heads MTP 2 550.9 -> 542.9 and
+// 546.2 -> 540.3 (session 33 calls 1-2).
+#ifndef MLA_QMT_PGFIRST
+#define MLA_QMT_PGFIRST 1
+#endif
+#ifndef MLA_QMT_FENCE_LATE
+#define MLA_QMT_FENCE_LATE 1
+#endif
 #include "decode/decode_qm.cuh"
 
 MLA_DECODE_QM_KERNEL(bf16, bf16, false, false, 64)
