@@ -21,7 +21,7 @@ echo "== 128 heads fixed"; ROUNDS=2 timeout 80 $V run "--batch 128 --kv-len 4096
 echo "== 128 heads MTP 2 fixed"; ROUNDS=2 timeout 80 $V run "--batch 128 --kv-len 4096 --heads 128 --qlen 2 --fixed --iters 10" $S/old/codeobjects $S/dv/codeobjects $L
 echo "== fp8 128 heads fixed"; ROUNDS=2 timeout 60 $V run "--batch 128 --kv-len 4096 --heads 128 --dtype fp8 --fixed --iters 20" $S/old/codeobjects $L
 export LIBMLA_PATH=$PWD/build-lead/src/libmla.so.0 PYTHONPATH=$PWD/bindings/python
-echo "== qtrN --no-split"; MLA_CODEOBJECT_DIR=$S/qtrN/codeobjects timeout 60 python3 benchmarks/decode_trace.py --qm --batch 128 --kv-len 4096 --heads 64 --iters 10 --no-split 2>&1 | head -40
+echo "== qtrN --no-split"; MLA_CODEOBJECT_DIR=$S/qtrN/codeobjects timeout 60 python3 benchmarks/decode_trace.py --qm --batch 128 --kv-len 4096 --heads 64 --iters 10 --no-split 2>&1 | head -45
 echo "== gpu_check"; BUILD=build-lead OUT=$O/gc PLAN_SWEEP=600 timeout 330 scripts/gpu_check.sh 2>&1 | tail -42
 (cd $O && tar czf gc.tgz gc && rm -rf gc)
 nvidia-smi --query-gpu=clocks.sm --format=csv,noheader
