@@ -103,7 +103,14 @@ __device__ __forceinline__ void touch_out_row(const mla_decode_params& p, const 
 // tid stores chunk tid % CPR (CPR 16-byte chunks a row: 128 fp32, 64 bf16) of rows tid / CPR + k
 // NT / CPR, its (query token, head) pair stepped from one division instead of divided per row
 // (session 33: the per-row `row / Hk`, `row % Hk` by the runtime kernel_heads made this loop ~850
-// instructions in the qm cubin; the stores are the same).
+// instructions in the qm cubin; the stores are the same). The loop it makes is not unrolled (its
+// `while`), so each step's loads wait behind the last store: shorter code, fetched once per SM, for
+// a longer run on every work. MLA_STORE_ROWS_STEP (1 by default) keeps it in the 16- and 32-row
+// and register-A cubins (session 33 call 4: main job -0.4 µs, b 64 -0.4, bf16 Q / fp8 KV -0.7);
+// the qm cubins set 0, the per-row division (64 rows a work: 128 heads +2.3 µs with the step).
+#ifndef MLA_STORE_ROWS_STEP
+#define MLA_STORE_ROWS_STEP 1
+#endif
 template <int CPR, int NT, class F>
 __device__ __forceinline__ void for_rows_chunk(int tid, int r_begin, int nr, int Hk, F&& f) {
     static_assert(NT % CPR == 0, "a thread keeps one chunk of its rows");
@@ -121,6 +128,7 @@ __device__ __forceinline__ void for_rows_chunk(int tid, int r_begin, int nr, int
         }
     }
 }
+#if MLA_STORE_ROWS_STEP
 template <int NT>
 __device__ __forceinline__ void store_rows_part(const mla_decode_params& p, const mla_dec::Work& w, const float* obuf,
                                                 int tid, int r_begin, int nr) {
@@ -150,6 +158,41 @@ __device__ __forceinline__ void store_rows_part(const mla_decode_params& p, cons
         });
     }
 }
+#else
+template <int NT>
+__device__ __forceinline__ void store_rows_part(const mla_decode_params& p, const mla_dec::Work& w, const float* obuf,
+                                                int tid, int r_begin, int nr) {
+    const int Hk = p.kernel_heads;
+    if (w.pql >= 0 || p.out_fp32) {
+        for (int c = tid; c < nr * (kDV / 4); c += NT) {
+            const int rs = c / (kDV / 4), ch = c % (kDV / 4), row = r_begin + rs;
+            const int tt = row / Hk, h = row % Hk;
+            const float4 v = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 4 * ch);
+            float* dst = w.pql >= 0 ? p.partial_out + ((int64_t)(out_pql(w) + tt) * Hk + h) * kDV
+                                    : static_cast<float*>(p.out) + (int64_t)out_token(w, tt) * p.out_stride_token +
+                                          (int64_t)(w.g * Hk + h) * p.out_stride_head;
+            if constexpr (MLA_OUT_L2 == 0)  // (the float4 store of the shipped SASS)
+                *reinterpret_cast<float4*>(dst + 4 * ch) = v;
+            else
+                st_out16(dst + 4 * ch, make_uint4(__float_as_uint(v.x), __float_as_uint(v.y), __float_as_uint(v.z),
+                                                  __float_as_uint(v.w)));
+        }
+    } else {
+        for (int c = tid; c < nr * (kDV / 8); c += NT) {
+            const int rs = c / (kDV / 8), ch = c % (kDV / 8), row = r_begin + rs;
+            const int tt = row / Hk, h = row % Hk;
+            const float4 a = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 8 * ch);
+            const float4 b = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 8 * ch + 4);
+            const uint4 v = make_uint4(mla_dec::pack_bf16(a.x, a.y), mla_dec::pack_bf16(a.z, a.w),
+                                       mla_dec::pack_bf16(b.x, b.y), mla_dec::pack_bf16(b.z, b.w));
+            char* dst = static_cast<char*>(p.out) +
+                        2 * ((int64_t)out_token(w, tt) * p.out_stride_token + (int64_t)(w.g * Hk + h) * p.out_stride_head) +
+                        16 * ch;
+            st_out16(dst, v);
+        }
+    }
+}
+#endif
 
 // The staged, normalised output rows obuf [nrows][kOPitch] fp32 of work w, written coalesced by
 // all 256 threads (store_rows_part).
