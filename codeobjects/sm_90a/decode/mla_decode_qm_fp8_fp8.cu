@@ -8,11 +8,6 @@
 #ifndef MLA_QM_LAZY
 #define MLA_QM_LAZY 0
 #endif
-// The output stores with the per-row division (wg_tile.cuh's MLA_STORE_ROWS_STEP 0; session 33
-// call 4: the stepped loop cost 128 heads 2.3 µs).
-#ifndef MLA_STORE_ROWS_STEP
-#define MLA_STORE_ROWS_STEP 0
-#endif
 #include "decode/decode_qm8_ws.cuh"
 
 MLA_DECODE_QM_KERNEL(fp8, fp8, true, true, 64)

@@ -105,9 +105,10 @@ __device__ __forceinline__ void touch_out_row(const mla_decode_params& p, const 
 // (session 33: the per-row `row / Hk`, `row % Hk` by the runtime kernel_heads made this loop ~850
 // instructions in the qm cubin; the stores are the same). The loop it makes is not unrolled (its
 // `while`), so each step's loads wait behind the last store: shorter code, fetched once per SM, for
-// a longer run on every work. MLA_STORE_ROWS_STEP (1 by default) keeps it in the 16- and 32-row
-// and register-A cubins (session 33 call 4: main job -0.4 µs, b 64 -0.4, bf16 Q / fp8 KV -0.7);
-// the qm cubins set 0, the per-row division (64 rows a work: 128 heads +2.3 µs with the step).
+// a longer run on every work. MLA_STORE_ROWS_STEP (1 by default) keeps it in every cubin but the
+// bf16 qm one (session 33 call 4, same machine: main job -0.4 µs, b 64 -0.4, bf16 Q / fp8 KV -0.7;
+// fp8 128 heads 258.6 in that call's table against 264.1 in call 3's without it, two machines),
+// which sets 0, the per-row division (64 rows a work: 128 heads +2.3 µs with the step).
 #ifndef MLA_STORE_ROWS_STEP
 #define MLA_STORE_ROWS_STEP 1
 #endif
