@@ -129,71 +129,62 @@ __device__ __forceinline__ void for_rows_chunk(int tid, int r_begin, int nr, int
         }
     }
 }
-#if MLA_STORE_ROWS_STEP
+// One 16-byte chunk ch (CPR 128) of staged row rs, query token tt and head h of work w: an fp32
+// partial row of a split work or an fp32 `out` row.
+__device__ __forceinline__ void store_chunk_f32(const mla_decode_params& p, const mla_dec::Work& w, const float* obuf,
+                                                int Hk, int rs, int ch, int tt, int h) {
+    const float4 v = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 4 * ch);
+    float* dst = w.pql >= 0 ? p.partial_out + ((int64_t)(out_pql(w) + tt) * Hk + h) * kDV
+                            : static_cast<float*>(p.out) + (int64_t)out_token(w, tt) * p.out_stride_token +
+                                  (int64_t)(w.g * Hk + h) * p.out_stride_head;
+    if constexpr (MLA_OUT_L2 == 0)  // (the float4 store of the shipped SASS)
+        *reinterpret_cast<float4*>(dst + 4 * ch) = v;
+    else
+        st_out16(dst + 4 * ch,
+                 make_uint4(__float_as_uint(v.x), __float_as_uint(v.y), __float_as_uint(v.z), __float_as_uint(v.w)));
+}
+// The same for a bf16 `out` row: chunk ch (CPR 64) holds 8 values.
+__device__ __forceinline__ void store_chunk_bf16(const mla_decode_params& p, const mla_dec::Work& w, const float* obuf,
+                                                 int Hk, int rs, int ch, int tt, int h) {
+    const float4 a = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 8 * ch);
+    const float4 b = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 8 * ch + 4);
+    const uint4 v = make_uint4(mla_dec::pack_bf16(a.x, a.y), mla_dec::pack_bf16(a.z, a.w), mla_dec::pack_bf16(b.x, b.y),
+                               mla_dec::pack_bf16(b.z, b.w));
+    char* dst = static_cast<char*>(p.out) +
+                2 * ((int64_t)out_token(w, tt) * p.out_stride_token + (int64_t)(w.g * Hk + h) * p.out_stride_head) +
+                16 * ch;
+    st_out16(dst, v);
+}
 template <int NT>
 __device__ __forceinline__ void store_rows_part(const mla_decode_params& p, const mla_dec::Work& w, const float* obuf,
                                                 int tid, int r_begin, int nr) {
     const int Hk = p.kernel_heads;
+#if MLA_STORE_ROWS_STEP
     if (w.pql >= 0 || p.out_fp32) {
         for_rows_chunk<kDV / 4, NT>(tid, r_begin, nr, Hk, [&](int rs, int ch, int tt, int h) {
-            const float4 v = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 4 * ch);
-            float* dst = w.pql >= 0 ? p.partial_out + ((int64_t)(out_pql(w) + tt) * Hk + h) * kDV
-                                    : static_cast<float*>(p.out) + (int64_t)out_token(w, tt) * p.out_stride_token +
-                                          (int64_t)(w.g * Hk + h) * p.out_stride_head;
-            if constexpr (MLA_OUT_L2 == 0)  // (the float4 store of the shipped SASS)
-                *reinterpret_cast<float4*>(dst + 4 * ch) = v;
-            else
-                st_out16(dst + 4 * ch, make_uint4(__float_as_uint(v.x), __float_as_uint(v.y), __float_as_uint(v.z),
-                                                  __float_as_uint(v.w)));
+            store_chunk_f32(p, w, obuf, Hk, rs, ch, tt, h);
         });
     } else {
         for_rows_chunk<kDV / 8, NT>(tid, r_begin, nr, Hk, [&](int rs, int ch, int tt, int h) {
-            const float4 a = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 8 * ch);
-            const float4 b = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 8 * ch + 4);
-            const uint4 v = make_uint4(mla_dec::pack_bf16(a.x, a.y), mla_dec::pack_bf16(a.z, a.w),
-                                       mla_dec::pack_bf16(b.x, b.y), mla_dec::pack_bf16(b.z, b.w));
-            char* dst = static_cast<char*>(p.out) +
-                        2 * ((int64_t)out_token(w, tt) * p.out_stride_token + (int64_t)(w.g * Hk + h) * p.out_stride_head) +
-                        16 * ch;
-            st_out16(dst, v);
+            store_chunk_bf16(p, w, obuf, Hk, rs, ch, tt, h);
         });
     }
-}
 #else
-template <int NT>
-__device__ __forceinline__ void store_rows_part(const mla_decode_params& p, const mla_dec::Work& w, const float* obuf,
-                                                int tid, int r_begin, int nr) {
-    const int Hk = p.kernel_heads;
     if (w.pql >= 0 || p.out_fp32) {
         for (int c = tid; c < nr * (kDV / 4); c += NT) {
             const int rs = c / (kDV / 4), ch = c % (kDV / 4), row = r_begin + rs;
             const int tt = row / Hk, h = row % Hk;
-            const float4 v = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 4 * ch);
-            float* dst = w.pql >= 0 ? p.partial_out + ((int64_t)(out_pql(w) + tt) * Hk + h) * kDV
-                                    : static_cast<float*>(p.out) + (int64_t)out_token(w, tt) * p.out_stride_token +
-                                          (int64_t)(w.g * Hk + h) * p.out_stride_head;
-            if constexpr (MLA_OUT_L2 == 0)  // (the float4 store of the shipped SASS)
-                *reinterpret_cast<float4*>(dst + 4 * ch) = v;
-            else
-                st_out16(dst + 4 * ch, make_uint4(__float_as_uint(v.x), __float_as_uint(v.y), __float_as_uint(v.z),
-                                                  __float_as_uint(v.w)));
+            store_chunk_f32(p, w, obuf, Hk, rs, ch, tt, h);
         }
     } else {
         for (int c = tid; c < nr * (kDV / 8); c += NT) {
             const int rs = c / (kDV / 8), ch = c % (kDV / 8), row = r_begin + rs;
             const int tt = row / Hk, h = row % Hk;
-            const float4 a = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 8 * ch);
-            const float4 b = *reinterpret_cast<const float4*>(obuf + rs * kOPitch + 8 * ch + 4);
-            const uint4 v = make_uint4(mla_dec::pack_bf16(a.x, a.y), mla_dec::pack_bf16(a.z, a.w),
-                                       mla_dec::pack_bf16(b.x, b.y), mla_dec::pack_bf16(b.z, b.w));
-            char* dst = static_cast<char*>(p.out) +
-                        2 * ((int64_t)out_token(w, tt) * p.out_stride_token + (int64_t)(w.g * Hk + h) * p.out_stride_head) +
-                        16 * ch;
-            st_out16(dst, v);
+            store_chunk_bf16(p, w, obuf, Hk, rs, ch, tt, h);
         }
     }
-}
 #endif
+}
 
 // The staged, normalised output rows obuf [nrows][kOPitch] fp32 of work w, written coalesced by
 // all 256 threads (store_rows_part).
