@@ -19,6 +19,7 @@
 #include <cuda_fp8.h>
 #include <stdint.h>
 
+#include "common/small_div.cuh"
 #include "decode/decode_params.h"
 
 namespace mla_dec {
@@ -210,7 +211,7 @@ __device__ __forceinline__ void trigger_dependents() { asm volatile("griddepcont
 __device__ __forceinline__ int row_limit(const mla_decode_params& p, const Work& w, int row) {
     if (row >= w.nrows) return -1;  // padding row
     if (!p.causal) return 0x7fffffff;
-    const int tt = w.t0 + row / p.kernel_heads;
+    const int tt = w.t0 + mla_div::divmod_row(row, p.kernel_heads).q;
     if (p.cp_world_size <= 1) return w.n_kv - w.L + tt;
     const int g = p.g_kv_indptr[w.b + 1] - p.g_kv_indptr[w.b];
     const int lim = g - w.L + tt - p.cp_rank;
@@ -263,7 +264,12 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
             for (int c = tid; c < M * (kD / 8); c += C::THREADS) {
                 const int row = c / (kD / 8), ch = c % (kD / 8);
                 const bool ok = row < w.nrows;
+#if MLA_DIV_RCP
+                const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+                const int tt = ok ? th.q : 0, h = ok ? th.r : 0;
+#else
                 const int tt = ok ? row / Hk : 0, h = ok ? row % Hk : 0;
+#endif
                 const char* src = static_cast<const char*>(p.q) +
                                   2 * ((int64_t)(w.qo_b + w.t0 + tt) * p.q_stride_token +
                                        (int64_t)(w.g * Hk + h) * p.q_stride_head) +
@@ -276,7 +282,8 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
                 const int row = c / (kD / 16), ch = c % (kD / 16);
                 uint4 v = make_uint4(0, 0, 0, 0);
                 if (row < w.nrows) {
-                    const int tt = row / Hk, h = row % Hk;
+                    const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+                    const int tt = th.q, h = th.r;
                     v = *reinterpret_cast<const uint4*>(
                         static_cast<const char*>(p.q) + (int64_t)(w.qo_b + w.t0 + tt) * p.q_stride_token +
                         (int64_t)(w.g * Hk + h) * p.q_stride_head + 16 * ch);
@@ -538,7 +545,8 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
                 if (row >= w.nrows) continue;
                 const float l = lstat[par * M + row];
                 const float inv = l > 0.f ? kvsc / l : 0.f;
-                const int tt = row / Hk, h = row % Hk;
+                const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+                const int tt = th.q, h = th.r;
                 const int col0 = warp * C::COLS + 2 * (lane & 3);
                 if (split) {
                     float* dst = p.partial_out + ((int64_t)(w.pql + tt) * Hk + h) * kDV + col0;
@@ -559,7 +567,8 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
         if (tid < w.nrows) {
             const float l = lstat[par * M + tid], m = mstat[par * M + tid];
             const float lse = l > 0.f ? (m + __log2f(l)) * kLn2 : -INFINITY;
-            const int tt = tid / Hk, h = tid % Hk;
+            const mla_div::DivMod th = mla_div::divmod_row(tid, Hk);
+            const int tt = th.q, h = th.r;
             if (split)
                 p.partial_lse[(int64_t)(w.pql + tt) * Hk + h] = lse;
             else if (p.lse)

@@ -47,6 +47,12 @@
 #ifndef MLA_QM8_LAZY
 #define MLA_QM8_LAZY 8
 #endif
+// The epilogue's factors kv_scale / l (session 34; 0 as before): 1, warpgroup 0's quad leaders
+// write each row's factor (and store its LSE) before the barrier, and stage_o reads it; 0,
+// stage_o divides for each of its 16 rows (16 divisions a thread, each with its slow-path call).
+#ifndef MLA_QM8_INV1
+#define MLA_QM8_INV1 0
+#endif
 
 namespace mla_q8 {
 
@@ -277,7 +283,12 @@ __device__ __forceinline__ void stage_o(float* obuf, const float* lx, const floa
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
             const int row = 8 * j + 2 * q + e;
+#if MLA_QM8_INV1
+            const float inv = lx[row];
+            (void)kvsc;
+#else
             const float l = lx[row], inv = l > 0.f ? kvsc / l : 0.f;
+#endif
             const int i0 = 4 * j + e, i1 = 4 * j + 2 + e;  // dims 2 mb, 2 mb + 1 of the thread's run
             float* dst = obuf + row * kOPitch + dcol;
             *reinterpret_cast<float4*>(dst) = make_float4(o[0][i0] * inv, o[0][i1] * inv, o[1][i0] * inv, o[1][i1] * inv);
@@ -299,10 +310,19 @@ __device__ __forceinline__ void epilogue(const mla_decode_params& p, const mla_d
         for (int i = 0; i < 2; ++i) {
             float lt = l_run[i] + __shfl_xor_sync(0xffffffffu, l_run[i], 1);
             lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+#if MLA_QM8_INV1
+            if (q == 0) {  // (m[row]: this thread's own writes, decode_qm8_body)
+                const int row = r0 + 8 * i;
+                lx[row] = lt > 0.f ? kvsc / lt : 0.f;
+                if (row < w.nrows) store_lse(p, w, row, lt > 0.f && m ? (m[row] + __log2f(lt)) * kLn2 : -INFINITY);
+            }
+#else
             if (q == 0) lx[r0 + 8 * i] = lt;
+#endif
         }
     }
-    __syncthreads();  // every MMA and load done, the ring free; the sums visible
+    __syncthreads();  // every MMA and load done, the ring free; the sums (factors) visible
+#if !MLA_QM8_INV1
     if (wg == 0 && q == 0) {
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
@@ -311,6 +331,7 @@ __device__ __forceinline__ void epilogue(const mla_decode_params& p, const mla_d
             if (row < w.nrows) store_lse(p, w, row, lt > 0.f && m ? (m[row] + __log2f(lt)) * kLn2 : -INFINITY);
         }
     }
+#endif
     stage_o(obuf, lx, o, wg, kvsc);
     __syncthreads();  // staged output visible
     store_rows(p, w, obuf, tid);

@@ -102,8 +102,12 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         fence_proxy_async();  // this thread's generic accesses of the ring before the next TMA writes
         __syncthreads();  // the previous work's epilogue is done with shared memory (and mbarrier init)
         if constexpr (kFused) mla_dec::fused_prefetch(p, fpend, n_pend, wi, w);  // (before load_q's commit)
-        load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
-        MLA_TRACE(tr && tid == 0, 3);
+        // (MLA_WG_KVFIRST with TMA tiles: the first tiles go out before Q's copies, below)
+        const bool kvfirst = MLA_WG_KVFIRST && tma;
+        if (!kvfirst) {
+            load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
+            MLA_TRACE(tr && tid == 0, 3);
+        }
 
         // ---- KV tiles: ring slot tile % STAGES ----
         auto issue_pf = [&](int tile, const PagePrefetch& pg) {
@@ -130,6 +134,10 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             issue_pf(s, pg);
         }
         MLA_TRACE(tr && tid == 0, 4);
+        if (kvfirst) {  // (the TMA tiles join no cp.async group: Q's stays the only one)
+            load_q<N, Q8>(p, w, smem, sbase, C::OFF_Q, tid);  // rows past nrows zero
+            MLA_TRACE(tr && tid == 0, 3);
+        }
         // decoupled warpgroups (MLA_WG_DEC): warpgroup 1 issues tiles 2, 3, ... with 2 threads per token
         // (not under the MLA_WG_NOLOAD hook: there warpgroup 0 would not wait for warpgroup 1's
         // tiles, and could arrive on an EMPTY id twice before warpgroup 1 syncs on it)

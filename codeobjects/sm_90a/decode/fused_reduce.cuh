@@ -100,7 +100,9 @@ __device__ __forceinline__ void reduce_tile_short(const mla_reduce_params& rp, i
         float4 v[kPF][kFusedFrags][4];
 #pragma unroll
         for (int j = 0; j < kPF; ++j) {
-            const int pr = pr0 + j * W, i = pr / Hk, h = pr % Hk;
+            const int pr = pr0 + j * W;
+            const mla_div::DivMod ih = mla_div::divmod_row(pr, Hk);
+            const int i = ih.q, h = ih.r;
 #pragma unroll
             for (int k = 0; k < kFusedFrags; ++k) {
                 const bool ld = pr < pairs && k < F;
@@ -139,7 +141,8 @@ __device__ __forceinline__ void reduce_tile_short(const mla_reduce_params& rp, i
                         for (int q = 0; q < 4; ++q) mla_split::add4(acc[q], wk, v[j][k][q]);
                 }
             }
-            mla_split::store_tile_row(rp, req, L, rel0, pr / Hk, pr % Hk, lane, acc, lse);
+            const mla_div::DivMod ih = mla_div::divmod_row(pr, Hk);
+            mla_split::store_tile_row(rp, req, L, rel0, ih.q, ih.r, lane, acc, lse);
         }
     }
 }

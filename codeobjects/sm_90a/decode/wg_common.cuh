@@ -98,6 +98,14 @@
 #ifndef MLA_WG_LATE_TRIG
 #define MLA_WG_LATE_TRIG 1
 #endif
+// MLA_WG_KVFIRST (session 34; 0 as before): the ring body's first tiles of a work issued (TMA)
+// before its Q copies (load_q) instead of after them, so that the KV stream starts as soon as the
+// work record and its pages are read; Q's copies (one cp.async group, still waited for before
+// tile 0's MMAs) then go out beside the first tiles. Only with TMA tiles (a cp.async ring counts
+// its groups from Q's).
+#ifndef MLA_WG_KVFIRST
+#define MLA_WG_KVFIRST 0
+#endif
 // MLA_QM_RA_LATE_TRIG=1 (session 31; default 0, set to 1 by the .cu files of the bf16 qm and the
 // bf16 Q / fp8 KV register-A cubins, session 32: split plans 0.3-1.5 µs faster there, the fp8 qm
 // body 2.7 µs slower, the fp8 Q register-A one within noise): the same late trigger in
@@ -312,7 +320,9 @@ __device__ __forceinline__ bool launch_ok(const mla_decode_params& p, const char
 // Byte address of tile row `row` (token row / Hk, head row % Hk) of work w's Q in global memory.
 template <bool Q8>
 __device__ __forceinline__ const char* q_row(const mla_decode_params& p, const mla_dec::Work& w, int row) {
-    const int Hk = p.kernel_heads, tt = row / Hk, h = row % Hk;
+    const int Hk = p.kernel_heads;
+    const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+    const int tt = th.q, h = th.r;
     return static_cast<const char*>(p.q) + (Q8 ? 1 : 2) * ((int64_t)(w.qo_b + w.t0 + tt) * p.q_stride_token +
                                                          (int64_t)(w.g * Hk + h) * p.q_stride_head);
 }
@@ -321,10 +331,31 @@ __device__ __forceinline__ const char* q_row(const mla_decode_params& p, const m
 // past w.nrows are zero. bf16 Q: cp.async, one commit group (the caller waits); fp8 Q: loaded,
 // widened and stored by the threads (visible after the next barrier). All NT threads (tid = 0 ..
 // NT - 1) call it.
+// MLA_LOADQ_ROW (session 34; 0 as before): bf16 Q with NT a multiple of ROWS copied row by row
+// (NT / ROWS threads a row, one row address each) instead of chunk c = tid + NT k of the tile (a
+// row address, with its division by kernel_heads, for every chunk: 5-36 unrolled copies).
+#ifndef MLA_LOADQ_ROW
+#define MLA_LOADQ_ROW 0
+#endif
 template <int ROWS, bool Q8, int NT = 256>
 __device__ __forceinline__ void load_q(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
                                        uint32_t sbase, uint32_t off_q, int tid) {
-    if constexpr (!Q8) {
+    if constexpr (!Q8 && MLA_LOADQ_ROW && NT % ROWS == 0) {
+        // (MLA_LOADQ_ROW) NT / ROWS threads a row: one row address a thread, its chunks at a
+        // constant stride (q & 7 is the thread's own while NT / ROWS is a multiple of 8)
+        constexpr int TPR = NT / ROWS;
+        const int row = tid / TPR, sub = tid % TPR;
+        const bool ok = row < w.nrows;
+        const char* src = ok ? q_row<false>(p, w, row) : static_cast<const char*>(p.q);
+        constexpr int K = (72 + TPR - 1) / TPR;  // copies a thread (the last one of K guarded)
+#pragma unroll(K <= 9 ? K : 4)  // (the 64-row qm body's 36 copies a thread, unrolled in full, spill)
+        for (int k = 0; k < K; ++k) {
+            const int q = sub + TPR * k;
+            if (72 % TPR == 0 || q < 72)
+                cp_async16(sbase + off_q + sw_off(ROWS, row, q), ok ? src + 16 * q : p.q, ok ? 16 : 0);
+        }
+        cp_commit();
+    } else if constexpr (!Q8) {
         for (int c = tid; c < ROWS * 72; c += NT) {
             const int row = c / 72, q = c - row * 72;
             const bool ok = row < w.nrows;

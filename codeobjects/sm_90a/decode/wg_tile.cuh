@@ -11,7 +11,9 @@ namespace mla_wg {
 // The LSE of tile row `row` of work w: the split partial (plan's partial rows) or the caller's lse.
 // (Not remapped by MLA_WG_ABLATE 64, below: only the output rows are.)
 __device__ __forceinline__ void store_lse(const mla_decode_params& p, const mla_dec::Work& w, int row, float lse) {
-    const int Hk = p.kernel_heads, tt = row / Hk, h = row % Hk;
+    const int Hk = p.kernel_heads;
+    const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+    const int tt = th.q, h = th.r;
     if (w.pql >= 0)
         p.partial_lse[(int64_t)(w.pql + tt) * Hk + h] = lse;
     else if (p.lse)
@@ -81,7 +83,9 @@ __device__ __forceinline__ void trace_dump_work(const mla_decode_params& p, cons
 // ends at one moment in every CTA). Row `row` of work w, as store_rows_part and store_lse address it.
 __device__ __forceinline__ void touch_out_row(const mla_decode_params& p, const mla_dec::Work& w, int row) {
     if (row >= w.nrows) return;
-    const int Hk = p.kernel_heads, tt = row / Hk, h = row % Hk;
+    const int Hk = p.kernel_heads;
+    const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+    const int tt = th.q, h = th.r;
     const void* o;
     const void* l = nullptr;
     if (w.pql >= 0) {
@@ -119,7 +123,8 @@ __device__ __forceinline__ void for_rows_chunk(int tid, int r_begin, int nr, int
     const int ch = tid % CPR;
     int rs = tid / CPR;
     if (rs >= nr) return;
-    int tt = (r_begin + rs) / Hk, h = (r_begin + rs) - tt * Hk;
+    const mla_div::DivMod th = mla_div::divmod_row(r_begin + rs, Hk);
+    int tt = th.q, h = th.r;
     for (; rs < nr; rs += RS) {
         f(rs, ch, tt, h);
         h += RS;
@@ -173,13 +178,15 @@ __device__ __forceinline__ void store_rows_part(const mla_decode_params& p, cons
     if (w.pql >= 0 || p.out_fp32) {
         for (int c = tid; c < nr * (kDV / 4); c += NT) {
             const int rs = c / (kDV / 4), ch = c % (kDV / 4), row = r_begin + rs;
-            const int tt = row / Hk, h = row % Hk;
+            const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+            const int tt = th.q, h = th.r;
             store_chunk_f32(p, w, obuf, Hk, rs, ch, tt, h);
         }
     } else {
         for (int c = tid; c < nr * (kDV / 8); c += NT) {
             const int rs = c / (kDV / 8), ch = c % (kDV / 8), row = r_begin + rs;
-            const int tt = row / Hk, h = row % Hk;
+            const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+            const int tt = th.q, h = th.r;
             store_chunk_bf16(p, w, obuf, Hk, rs, ch, tt, h);
         }
     }
