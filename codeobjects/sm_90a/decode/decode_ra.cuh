@@ -45,6 +45,12 @@ constexpr int kSlots = MLA_DECODE_RA_SLOTS;  // ring of raw fp8 tiles (decode_pa
 #ifndef MLA_RA_SCHAINS
 #define MLA_RA_SCHAINS 2
 #endif
+// MLA_RA_QROW (session 34; 0 as before): Q staged row by row (256 / N threads a row, one row
+// address a thread: load_q_perm, load_q_perm_f16); 0, word or pair c = tid + 256 u of the tile,
+// a row address for each (18 a thread at 16 rows of bf16 Q, 9 of fp8).
+#ifndef MLA_RA_QROW
+#define MLA_RA_QROW 0
+#endif
 
 
 template <int N, bool Q8>
@@ -179,12 +185,25 @@ __device__ __forceinline__ int q_perm_off(int row, int L) {
 template <int N>
 __device__ __forceinline__ void load_q_perm(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
                                             uint32_t off_q, int tid) {
+#if MLA_RA_QROW
+    constexpr int TPR = 256 / N;  // threads a row: one row address each
+    static_assert(256 % N == 0 && (kD / 4) % TPR == 0, "Q words per thread");
+    const char* src = tid / TPR < w.nrows ? q_row<true>(p, w, tid / TPR) : nullptr;
+#pragma unroll
+    for (int u = 0; u < (kD / 4) / TPR; ++u) {
+        const int row = tid / TPR, L = tid % TPR + TPR * u;
+#else
     for (int c = tid; c < N * (kD / 4); c += 256) {
         const int row = c / (kD / 4), L = c - row * (kD / 4);
+#endif
         const int s = L >> 3, j = (L >> 2) & 1, qq = L & 3;
         const int phys = 4 * (4 * (s >> 1) + qq) + 2 * (s & 1) + j;
         uint32_t v = 0;
+#if MLA_RA_QROW
+        if (src) v = *reinterpret_cast<const uint32_t*>(src + 4 * phys);
+#else
         if (row < w.nrows) v = *reinterpret_cast<const uint32_t*>(q_row<true>(p, w, row) + 4 * phys);
+#endif
         *reinterpret_cast<uint32_t*>(smem + off_q + q_perm_off<N>(row, L)) = v;
     }
 }
@@ -202,14 +221,35 @@ __device__ __forceinline__ float load_q_perm_f16(const mla_decode_params& p, con
     static_assert(kPairs % 256 == 0, "Q pairs per thread");
     uint32_t v[kPer];
     uint32_t mx = 0;  // max |Q| as bits (non-negative floats order as their bits)
+#if MLA_RA_QROW
+    // thread tid: row tid / TPR, pairs L = tid % TPR + TPR u (one row address a thread)
+    constexpr int TPR = 256 / N;
+    static_assert(256 % N == 0 && (kD / 2) % TPR == 0 && kPer == (kD / 2) / TPR, "Q pairs per thread");
+    auto rowL = [&](int u, int& row, int& L) {
+        row = tid / TPR;
+        L = tid % TPR + TPR * u;
+    };
+    const char* src = tid / TPR < w.nrows ? q_row<false>(p, w, tid / TPR) : nullptr;
+#else
+    auto rowL = [&](int u, int& row, int& L) {
+        const int c = tid + 256 * u;
+        row = c / (kD / 2);
+        L = c - row * (kD / 2);
+    };
+#endif
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
-        const int c = tid + 256 * u, row = c / (kD / 2), L = c - row * (kD / 2);
+        int row, L;
+        rowL(u, row, L);
         // logical pair L: k-step s = L / 8, word wp = L % 8 (q = wp % 4, j = wp / 4) = the row's
         // pair 8 (4 (s / 4) + q) + 2 (s % 4) + j
         const int s = L >> 3, qq = L & 3, j = (L >> 2) & 1;
         const int phys = 8 * (4 * (s >> 2) + qq) + 2 * (s & 3) + j;
+#if MLA_RA_QROW
+        v[u] = src ? *reinterpret_cast<const uint32_t*>(src + 4 * phys) : 0u;
+#else
         v[u] = row < w.nrows ? *reinterpret_cast<const uint32_t*>(q_row<false>(p, w, row) + 4 * phys) : 0u;
+#endif
         mx = max(mx, max((v[u] << 16) & 0x7fffffffu, v[u] & 0x7fff0000u));
     }
     mx = __reduce_max_sync(0xffffffffu, mx);
@@ -227,7 +267,8 @@ __device__ __forceinline__ float load_q_perm_f16(const mla_decode_params& p, con
     const float up = ldexpf(1.f, k);
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
-        const int c = tid + 256 * u, row = c / (kD / 2), L = c - row * (kD / 2);
+        int row, L;
+        rowL(u, row, L);
         const __half2 h = __floats2half2_rn(__uint_as_float(v[u] << 16) * up, __uint_as_float(v[u] & 0xffff0000u) * up);
         *reinterpret_cast<__half2*>(smem + off_q + q_perm_off<N>(row, L)) = h;
     }

@@ -98,11 +98,13 @@
 #ifndef MLA_WG_LATE_TRIG
 #define MLA_WG_LATE_TRIG 1
 #endif
-// MLA_WG_KVFIRST (session 34; 0 as before): the ring body's first tiles of a work issued (TMA)
-// before its Q copies (load_q) instead of after them, so that the KV stream starts as soon as the
-// work record and its pages are read; Q's copies (one cp.async group, still waited for before
-// tile 0's MMAs) then go out beside the first tiles. Only with TMA tiles (a cp.async ring counts
-// its groups from Q's).
+// MLA_WG_KVFIRST (session 34, measurement hook; 0 shipped): the ring body's first tiles of a work
+// issued (TMA) before its Q copies (load_q) instead of after them, so that the KV stream starts as
+// soon as the work record and its pages are read; Q's copies (one cp.async group, still waited for
+// before tile 0's MMAs) then go out behind the first tiles. Only with TMA tiles (a cp.async ring
+// counts its groups from Q's). Slower (session 34 call 1, against the same build without it):
+// main job +1.3 µs, b 1 +0.8, b 64 +1.1, 16 x MTP 2 +2.7: Q's copies queue behind the tiles and
+// tile 0's MMAs wait for them.
 #ifndef MLA_WG_KVFIRST
 #define MLA_WG_KVFIRST 0
 #endif
@@ -331,11 +333,12 @@ __device__ __forceinline__ const char* q_row(const mla_decode_params& p, const m
 // past w.nrows are zero. bf16 Q: cp.async, one commit group (the caller waits); fp8 Q: loaded,
 // widened and stored by the threads (visible after the next barrier). All NT threads (tid = 0 ..
 // NT - 1) call it.
-// MLA_LOADQ_ROW (session 34; 0 as before): bf16 Q with NT a multiple of ROWS copied row by row
-// (NT / ROWS threads a row, one row address each) instead of chunk c = tid + NT k of the tile (a
-// row address, with its division by kernel_heads, for every chunk: 5-36 unrolled copies).
+// MLA_LOADQ_ROW (shipped 1 since session 34, measured with MLA_DIV_RCP: small_div.cuh): bf16 Q
+// with NT a multiple of ROWS copied row by row (NT / ROWS threads a row, one row address each);
+// 0, chunk c = tid + NT k of the tile (a row address, with its division by kernel_heads, for
+// every chunk: 5-36 unrolled copies).
 #ifndef MLA_LOADQ_ROW
-#define MLA_LOADQ_ROW 0
+#define MLA_LOADQ_ROW 1
 #endif
 template <int ROWS, bool Q8, int NT = 256>
 __device__ __forceinline__ void load_q(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
