@@ -340,6 +340,12 @@ __device__ __forceinline__ const char* q_row(const mla_decode_params& p, const m
 #ifndef MLA_LOADQ_ROW
 #define MLA_LOADQ_ROW 1
 #endif
+// MLA_LOADQ8_ROW (session 34; 0 as before): fp8 Q (widened to bf16 by the threads) the same way,
+// each thread's loads issued before its widening stores; 0, chunk c = tid + NT k, each load
+// followed by its stores (the compiler keeps them in that order: one global round trip per chunk).
+#ifndef MLA_LOADQ8_ROW
+#define MLA_LOADQ8_ROW 0
+#endif
 template <int ROWS, bool Q8, int NT = 256>
 __device__ __forceinline__ void load_q(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
                                        uint32_t sbase, uint32_t off_q, int tid) {
@@ -365,6 +371,23 @@ __device__ __forceinline__ void load_q(const mla_decode_params& p, const mla_dec
             cp_async16(sbase + off_q + sw_off(ROWS, row, q), ok ? q_row<false>(p, w, row) + 16 * q : p.q, ok ? 16 : 0);
         }
         cp_commit();
+    } else if constexpr (Q8 && MLA_LOADQ8_ROW && NT % ROWS == 0) {
+        // (MLA_LOADQ8_ROW) NT / ROWS threads a row, all of a thread's loads before its stores
+        constexpr int TPR = NT / ROWS, K = (36 + TPR - 1) / TPR;
+        const int row = tid / TPR, sub = tid % TPR;
+        const char* src = row < w.nrows ? q_row<true>(p, w, row) : nullptr;
+        uint4 v[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int q8 = sub + TPR * k;
+            v[k] = make_uint4(0, 0, 0, 0);
+            if (src && (36 % TPR == 0 || q8 < 36)) v[k] = *reinterpret_cast<const uint4*>(src + 16 * q8);
+        }
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int q8 = sub + TPR * k;
+            if (36 % TPR == 0 || q8 < 36) widen_store(smem + off_q, ROWS, row, q8, v[k]);
+        }
     } else {
         for (int c = tid; c < ROWS * 36; c += NT) {
             const int row = c / 36, q8 = c - row * 36;
