@@ -1,5 +1,5 @@
-# session 34 call 2 (two failed starts left too little device time for two calls: s34c2.sh and
-# s34c3.sh in one): gpu_check on the shipped set (call 1's dq cubins with i8dq's qm fp8 one, the
+# session 34 call 2 (failed starts left too little device time for two calls: s34c2.sh and a
+# final check call in one): gpu_check on the shipped set (call 1's dq cubins with i8dq's qm fp8 one, the
 # defaults since c46cf82), the target table, the host cost, then s34c2.sh's A/Bs, trimmed, each
 # started only while the call has time left (rq, st0, rqst0, q8r, o33: s34c2.sh's header).
 #   cp docs/runs/session34-scripts/s34c2b.sh build-lead/tests/gpu/s34c2b.sh
