@@ -7,6 +7,16 @@
 #ifndef MLA_WG_SCHAINS16
 #define MLA_WG_SCHAINS16 2
 #endif
+// The tile-row division and the row-by-row Q copies (small_div.cuh, wg_common.cuh) stay off in
+// this cubin: with them its cp.async ring (page sizes below 8, no TMA) ran the page-1 row 192.6 ->
+// 228.8 µs (session 34 call 2, the same machine; the 16-row TMA rows gained 0.7-0.9 µs in call 1).
+// Its SASS with them off is session 33's (md5 4cd4cf24).
+#ifndef MLA_DIV_RCP
+#define MLA_DIV_RCP 0
+#endif
+#ifndef MLA_LOADQ_ROW
+#define MLA_LOADQ_ROW 0
+#endif
 #include "decode/decode_wgmma.cuh"
 
 MLA_DECODE_WG_KERNEL(bf16, bf16, false, false, 16)
