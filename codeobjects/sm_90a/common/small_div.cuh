@@ -2,7 +2,7 @@
 // tile split into query token a / kernel_heads and head a % kernel_heads; kernel_heads is a
 // runtime value). An integer division by a runtime divisor is ~25 SASS instructions (I2F.RP,
 // MUFU.RCP, IMAD.HI and its fixups), emitted again in every unrolled iteration that needs it: the
-// 16-row wg kernel held 24 of them before its first tile (load_q, row_limit; session 34). This is
+// 16-row wg kernel held 21 of them, 16 before its first tile (load_q, row_limit; session 34). This is
 // one MUFU.RCP (shared by every use with the same d) and four ALU instructions.
 //
 // Exact for 0 <= a < 2^20 and 1 <= d < 2^24 (tests/core/test_small_div.cpp checks it with the
@@ -31,11 +31,12 @@ __host__ __device__
 // 1 / d within 1 ulp (__fdividef: div.approx, MUFU.RCP; a pure intrinsic, so uses with one d share it)
 __device__ __forceinline__ float rcp_approx(int d) { return __fdividef(1.0f, static_cast<float>(d)); }
 
-// MLA_DIV_RCP (shipped 1 since session 34): the decode bodies' tile rows divided through
-// divmod_rd; 0, the plain `/` and `%` (the cubins before session 34). Measured with
-// MLA_LOADQ_ROW (wg_common.cuh), session 34 call 1, same machine: main job -0.7 µs, b 1 -0.9,
-// b 64 -0.8, 16 x MTP 2 -0.9, 128 heads -4.9, bf16 Q / fp8 KV -1.5, fp8 16 heads -2.7, 64 heads
-// +0.2 (level).
+// MLA_DIV_RCP (shipped 1 since session 34, but 0 in the wg bf16/bf16 cubin: its .cu says why):
+// the decode bodies' tile rows divided through divmod_rd; 0, the plain `/` and `%` (the cubins
+// before session 34). Measured with MLA_LOADQ_ROW (wg_common.cuh), session 34 call 1, same
+// machine: 128 heads -4.9 µs, bf16 Q / fp8 KV -1.5, fp8 16 heads -2.7, 64 heads +0.2 (level);
+// in the wg bf16/bf16 cubin main job -0.7, b 1 -0.9, b 64 -0.8, 16 x MTP 2 -0.9, but page 1
+// +36 (call 2).
 #ifndef MLA_DIV_RCP
 #define MLA_DIV_RCP 1
 #endif

@@ -333,16 +333,19 @@ __device__ __forceinline__ const char* q_row(const mla_decode_params& p, const m
 // past w.nrows are zero. bf16 Q: cp.async, one commit group (the caller waits); fp8 Q: loaded,
 // widened and stored by the threads (visible after the next barrier). All NT threads (tid = 0 ..
 // NT - 1) call it.
-// MLA_LOADQ_ROW (shipped 1 since session 34, measured with MLA_DIV_RCP: small_div.cuh): bf16 Q
+// MLA_LOADQ_ROW (shipped 1 since session 34 but in the wg bf16/bf16 cubin, measured with
+// MLA_DIV_RCP: small_div.cuh): bf16 Q
 // with NT a multiple of ROWS copied row by row (NT / ROWS threads a row, one row address each);
 // 0, chunk c = tid + NT k of the tile (a row address, with its division by kernel_heads, for
 // every chunk: 5-36 unrolled copies).
 #ifndef MLA_LOADQ_ROW
 #define MLA_LOADQ_ROW 1
 #endif
-// MLA_LOADQ8_ROW (session 34; 0 as before): fp8 Q (widened to bf16 by the threads) the same way,
-// each thread's loads issued before its widening stores; 0, chunk c = tid + NT k, each load
-// followed by its stores (the compiler keeps them in that order: one global round trip per chunk).
+// MLA_LOADQ8_ROW (session 34; 0 shipped until it passes gpu_check): fp8 Q (widened to bf16 by the
+// threads) the same way, each thread's loads issued before its widening stores; 0, chunk c = tid
+// + NT k, each load followed by its stores (the compiler keeps them in that order: one global
+// round trip per chunk). Session 34 call 2: fp8 16 x MTP 2 181.3 -> 176.0 µs (the wg fp8/fp8
+// 32-row kernel), correct on `mla run --check -1`.
 #ifndef MLA_LOADQ8_ROW
 #define MLA_LOADQ8_ROW 0
 #endif
