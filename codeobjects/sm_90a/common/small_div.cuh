@@ -2,10 +2,10 @@
 // tile split into query token a / kernel_heads and head a % kernel_heads; kernel_heads is a
 // runtime value). An integer division by a runtime divisor is ~25 SASS instructions (I2F.RP,
 // MUFU.RCP, IMAD.HI and its fixups), emitted again in every unrolled iteration that needs it: the
-// 16-row wg kernel held 21 of them, 16 before its first tile (load_q, row_limit; session 34). This is
+// 16-row wg kernel held 21 of them (load_q, row_limit, the work record, the stores; session 34). This is
 // one MUFU.RCP (shared by every use with the same d) and four ALU instructions.
 //
-// Exact for 0 <= a < 2^20 and 1 <= d < 2^24 (tests/core/test_small_div.cpp checks it with the
+// Exact for 0 <= a < 2^20 and 1 <= d < 2^24 (tests/decode/test_small_div.cpp checks it with the
 // reciprocal 1 ulp either side): x = (a + 0.5) / d lies at least 0.5 / d from an integer, and
 // rcp.approx.ftz.f32 (at most 1 ulp, 2^-23 relative) and the product's rounding (2^-24) move it by
 // at most 1.5 x 2^-23 x, less than 0.5 / d while a + 0.5 < 2^23 / 3. Callers pass tile rows (< 256)
