@@ -41,13 +41,20 @@ __device__ __forceinline__ float rcp_approx(int d) { return __fdividef(1.0f, sta
 #define MLA_DIV_RCP 1
 #endif
 
-// a / d and a % d for a tile row a (0 <= a < 2^20) and d >= 1.
-__device__ __forceinline__ DivMod divmod_row(int a, int d) {
-#if MLA_DIV_RCP
-    return divmod_rd(a, d, rcp_approx(d));
-#else
-    return {a / d, a % d};
+// The places that divide tile rows (kSite of divmod_row), for MLA_DIV_RCP_SITES (a measurement
+// hook, session 34: which of them changed the page-1 ring's code in the wg bf16/bf16 cubin).
+constexpr int kDivQRow = 1, kDivLimit = 2, kDivLse = 4, kDivStore = 8, kDivFused = 16, kDivMmaSync = 32;
+#ifndef MLA_DIV_RCP_SITES
+#define MLA_DIV_RCP_SITES 63
 #endif
+
+// a / d and a % d for a tile row a (0 <= a < 2^20) and d >= 1, at place kSite.
+template <int kSite>
+__device__ __forceinline__ DivMod divmod_row(int a, int d) {
+    if constexpr (MLA_DIV_RCP && (MLA_DIV_RCP_SITES & kSite))
+        return divmod_rd(a, d, rcp_approx(d));
+    else
+        return {a / d, a % d};
 }
 #endif
 

@@ -211,7 +211,7 @@ __device__ __forceinline__ void trigger_dependents() { asm volatile("griddepcont
 __device__ __forceinline__ int row_limit(const mla_decode_params& p, const Work& w, int row) {
     if (row >= w.nrows) return -1;  // padding row
     if (!p.causal) return 0x7fffffff;
-    const int tt = w.t0 + mla_div::divmod_row(row, p.kernel_heads).q;
+    const int tt = w.t0 + mla_div::divmod_row<mla_div::kDivLimit>(row, p.kernel_heads).q;
     if (p.cp_world_size <= 1) return w.n_kv - w.L + tt;
     const int g = p.g_kv_indptr[w.b + 1] - p.g_kv_indptr[w.b];
     const int lim = g - w.L + tt - p.cp_rank;
@@ -265,7 +265,7 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
                 const int row = c / (kD / 8), ch = c % (kD / 8);
                 const bool ok = row < w.nrows;
 #if MLA_DIV_RCP
-                const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+                const mla_div::DivMod th = mla_div::divmod_row<mla_div::kDivMmaSync>(row, Hk);
                 const int tt = ok ? th.q : 0, h = ok ? th.r : 0;
 #else
                 const int tt = ok ? row / Hk : 0, h = ok ? row % Hk : 0;
@@ -282,7 +282,7 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
                 const int row = c / (kD / 16), ch = c % (kD / 16);
                 uint4 v = make_uint4(0, 0, 0, 0);
                 if (row < w.nrows) {
-                    const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+                    const mla_div::DivMod th = mla_div::divmod_row<mla_div::kDivMmaSync>(row, Hk);
                     const int tt = th.q, h = th.r;
                     v = *reinterpret_cast<const uint4*>(
                         static_cast<const char*>(p.q) + (int64_t)(w.qo_b + w.t0 + tt) * p.q_stride_token +
@@ -545,7 +545,7 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
                 if (row >= w.nrows) continue;
                 const float l = lstat[par * M + row];
                 const float inv = l > 0.f ? kvsc / l : 0.f;
-                const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+                const mla_div::DivMod th = mla_div::divmod_row<mla_div::kDivMmaSync>(row, Hk);
                 const int tt = th.q, h = th.r;
                 const int col0 = warp * C::COLS + 2 * (lane & 3);
                 if (split) {
@@ -567,7 +567,7 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
         if (tid < w.nrows) {
             const float l = lstat[par * M + tid], m = mstat[par * M + tid];
             const float lse = l > 0.f ? (m + __log2f(l)) * kLn2 : -INFINITY;
-            const mla_div::DivMod th = mla_div::divmod_row(tid, Hk);
+            const mla_div::DivMod th = mla_div::divmod_row<mla_div::kDivMmaSync>(tid, Hk);
             const int tt = th.q, h = th.r;
             if (split)
                 p.partial_lse[(int64_t)(w.pql + tt) * Hk + h] = lse;

@@ -101,7 +101,7 @@ __device__ __forceinline__ void reduce_tile_short(const mla_reduce_params& rp, i
 #pragma unroll
         for (int j = 0; j < kPF; ++j) {
             const int pr = pr0 + j * W;
-            const mla_div::DivMod ih = mla_div::divmod_row(pr, Hk);
+            const mla_div::DivMod ih = mla_div::divmod_row<mla_div::kDivFused>(pr, Hk);
             const int i = ih.q, h = ih.r;
 #pragma unroll
             for (int k = 0; k < kFusedFrags; ++k) {
@@ -141,7 +141,7 @@ __device__ __forceinline__ void reduce_tile_short(const mla_reduce_params& rp, i
                         for (int q = 0; q < 4; ++q) mla_split::add4(acc[q], wk, v[j][k][q]);
                 }
             }
-            const mla_div::DivMod ih = mla_div::divmod_row(pr, Hk);
+            const mla_div::DivMod ih = mla_div::divmod_row<mla_div::kDivFused>(pr, Hk);
             mla_split::store_tile_row(rp, req, L, rel0, ih.q, ih.r, lane, acc, lse);
         }
     }

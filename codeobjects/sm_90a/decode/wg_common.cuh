@@ -323,7 +323,7 @@ __device__ __forceinline__ bool launch_ok(const mla_decode_params& p, const char
 template <bool Q8>
 __device__ __forceinline__ const char* q_row(const mla_decode_params& p, const mla_dec::Work& w, int row) {
     const int Hk = p.kernel_heads;
-    const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+    const mla_div::DivMod th = mla_div::divmod_row<mla_div::kDivQRow>(row, Hk);
     const int tt = th.q, h = th.r;
     return static_cast<const char*>(p.q) + (Q8 ? 1 : 2) * ((int64_t)(w.qo_b + w.t0 + tt) * p.q_stride_token +
                                                          (int64_t)(w.g * Hk + h) * p.q_stride_head);

@@ -12,7 +12,7 @@ namespace mla_wg {
 // (Not remapped by MLA_WG_ABLATE 64, below: only the output rows are.)
 __device__ __forceinline__ void store_lse(const mla_decode_params& p, const mla_dec::Work& w, int row, float lse) {
     const int Hk = p.kernel_heads;
-    const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+    const mla_div::DivMod th = mla_div::divmod_row<mla_div::kDivLse>(row, Hk);
     const int tt = th.q, h = th.r;
     if (w.pql >= 0)
         p.partial_lse[(int64_t)(w.pql + tt) * Hk + h] = lse;
@@ -84,7 +84,7 @@ __device__ __forceinline__ void trace_dump_work(const mla_decode_params& p, cons
 __device__ __forceinline__ void touch_out_row(const mla_decode_params& p, const mla_dec::Work& w, int row) {
     if (row >= w.nrows) return;
     const int Hk = p.kernel_heads;
-    const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+    const mla_div::DivMod th = mla_div::divmod_row<mla_div::kDivStore>(row, Hk);
     const int tt = th.q, h = th.r;
     const void* o;
     const void* l = nullptr;
@@ -123,7 +123,7 @@ __device__ __forceinline__ void for_rows_chunk(int tid, int r_begin, int nr, int
     const int ch = tid % CPR;
     int rs = tid / CPR;
     if (rs >= nr) return;
-    const mla_div::DivMod th = mla_div::divmod_row(r_begin + rs, Hk);
+    const mla_div::DivMod th = mla_div::divmod_row<mla_div::kDivStore>(r_begin + rs, Hk);
     int tt = th.q, h = th.r;
     for (; rs < nr; rs += RS) {
         f(rs, ch, tt, h);
@@ -178,14 +178,14 @@ __device__ __forceinline__ void store_rows_part(const mla_decode_params& p, cons
     if (w.pql >= 0 || p.out_fp32) {
         for (int c = tid; c < nr * (kDV / 4); c += NT) {
             const int rs = c / (kDV / 4), ch = c % (kDV / 4), row = r_begin + rs;
-            const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+            const mla_div::DivMod th = mla_div::divmod_row<mla_div::kDivStore>(row, Hk);
             const int tt = th.q, h = th.r;
             store_chunk_f32(p, w, obuf, Hk, rs, ch, tt, h);
         }
     } else {
         for (int c = tid; c < nr * (kDV / 8); c += NT) {
             const int rs = c / (kDV / 8), ch = c % (kDV / 8), row = r_begin + rs;
-            const mla_div::DivMod th = mla_div::divmod_row(row, Hk);
+            const mla_div::DivMod th = mla_div::divmod_row<mla_div::kDivStore>(row, Hk);
             const int tt = th.q, h = th.r;
             store_chunk_bf16(p, w, obuf, Hk, rs, ch, tt, h);
         }
