@@ -264,12 +264,8 @@ __device__ __forceinline__ void decode_kernel_body(const mla_decode_params& p, c
             for (int c = tid; c < M * (kD / 8); c += C::THREADS) {
                 const int row = c / (kD / 8), ch = c % (kD / 8);
                 const bool ok = row < w.nrows;
-#if MLA_DIV_RCP
                 const mla_div::DivMod th = mla_div::divmod_row<mla_div::kDivMmaSync>(row, Hk);
                 const int tt = ok ? th.q : 0, h = ok ? th.r : 0;
-#else
-                const int tt = ok ? row / Hk : 0, h = ok ? row % Hk : 0;
-#endif
                 const char* src = static_cast<const char*>(p.q) +
                                   2 * ((int64_t)(w.qo_b + w.t0 + tt) * p.q_stride_token +
                                        (int64_t)(w.g * Hk + h) * p.q_stride_head) +
