@@ -45,14 +45,14 @@ constexpr int kSlots = MLA_DECODE_RA_SLOTS;  // ring of raw fp8 tiles (decode_pa
 #ifndef MLA_RA_SCHAINS
 #define MLA_RA_SCHAINS 2
 #endif
-// MLA_RA_QROW (session 34; 0 shipped until it passes gpu_check): Q staged row by row (256 / N
+// MLA_RA_QROW (session 34; shipped 1 since session 35, after its gpu_check): Q staged row by row (256 / N
 // threads a row, one row address a thread: load_q_perm, load_q_perm_f16); 0, word or pair c =
 // tid + 256 u of the tile, a row address for each (18 a thread at 16 rows of bf16 Q, 9 of fp8,
 // whose loop issues each load after the previous one's store). Session 34 call 2, same machine:
 // fp8 16 heads 105.6 -> 102.4 µs, bf16 Q / fp8 KV level; correct on `mla run --check -1` (built
 // with MLA_STORE_ROWS_STEP 0 as well, rqst0).
 #ifndef MLA_RA_QROW
-#define MLA_RA_QROW 0
+#define MLA_RA_QROW 1
 #endif
 
 

@@ -7,15 +7,20 @@
 #ifndef MLA_WG_SCHAINS16
 #define MLA_WG_SCHAINS16 2
 #endif
-// The tile-row division and the row-by-row Q copies (small_div.cuh, wg_common.cuh) stay off in
-// this cubin: with them its cp.async ring (page sizes below 8, no TMA) ran the page-1 row 192.6 ->
-// 228.8 µs (session 34 call 2, the same machine; the 16-row TMA rows gained 0.7-0.9 µs in call 1).
-// Its SASS with them off is session 33's (md5 4cd4cf24).
+// The tile-row division (small_div.cuh) only where Q rows are addressed (`q_row`, site 1), and Q
+// copied row by row (wg_common.cuh): with the division at every site this cubin's cp.async ring
+// (page sizes below 8, no TMA) ran the page-1 row 192.6 -> 228.8 µs (session 34 call 2, the same
+// machine); the division in the work's row limit and stores moved code inside that ring's
+// softmax, where the Q copies and `q_row` do not (SASS opcode diffs, session 34). Candidate qs1
+// of session 35 (SASS md5 1b1a1230); with all three at 0 the SASS is session 33's (4cd4cf24).
 #ifndef MLA_DIV_RCP
-#define MLA_DIV_RCP 0
+#define MLA_DIV_RCP 1
 #endif
 #ifndef MLA_LOADQ_ROW
-#define MLA_LOADQ_ROW 0
+#define MLA_LOADQ_ROW 1
+#endif
+#ifndef MLA_DIV_RCP_SITES
+#define MLA_DIV_RCP_SITES 1
 #endif
 #include "decode/decode_wgmma.cuh"
 

@@ -341,13 +341,13 @@ __device__ __forceinline__ const char* q_row(const mla_decode_params& p, const m
 #ifndef MLA_LOADQ_ROW
 #define MLA_LOADQ_ROW 1
 #endif
-// MLA_LOADQ8_ROW (session 34; 0 shipped until it passes gpu_check): fp8 Q (widened to bf16 by the
+// MLA_LOADQ8_ROW (session 34; shipped 1 since session 35, after its gpu_check): fp8 Q (widened to bf16 by the
 // threads) the same way, each thread's loads issued before its widening stores; 0, chunk c = tid
 // + NT k, each load followed by its stores (the compiler keeps them in that order: one global
 // round trip per chunk). Session 34 call 2: fp8 16 x MTP 2 181.3 -> 176.0 µs (the wg fp8/fp8
 // 32-row kernel), correct on `mla run --check -1`.
 #ifndef MLA_LOADQ8_ROW
-#define MLA_LOADQ8_ROW 0
+#define MLA_LOADQ8_ROW 1
 #endif
 template <int ROWS, bool Q8, int NT = 256>
 __device__ __forceinline__ void load_q(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
