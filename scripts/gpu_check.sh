@@ -48,6 +48,8 @@ done < "$(dirname "$0")/sanitizer_runs.txt"
 # call 6)
 step synccheck_16rows 120 compute-sanitizer --tool synccheck --num-cuda-barriers 64 --error-exitcode 9 "$T" run --batch 40 --kv-len 2000 \
     --iters 1 --check -1
+step synccheck_16rows_page1 120 compute-sanitizer --tool synccheck --num-cuda-barriers 64 --error-exitcode 9 "$T" run --batch 40 --kv-len 2000 \
+    --page-size 1 --iters 1 --check -1
 step synccheck_64heads 120 compute-sanitizer --tool synccheck --num-cuda-barriers 64 --error-exitcode 9 "$T" run --batch 4 --kv-len 16384 \
     --heads 64 --iters 1 --check 2
 step synccheck_64heads_fp8 120 compute-sanitizer --tool synccheck --num-cuda-barriers 64 --error-exitcode 9 "$T" run --batch 4 --kv-len 16384 \

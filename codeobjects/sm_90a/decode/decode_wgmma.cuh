@@ -110,6 +110,11 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         }
 
         // ---- KV tiles: ring slot tile % STAGES ----
+        // (MLA_WG_CPEARLY / MLA_WG_CP8 / MLA_WG_PTPF, wg_common.cuh: the 16-row bf16 cp.async path only)
+        constexpr bool kCpEarly = MLA_WG_CPEARLY && N == 16 && !KV8 && !MLA_WG_NOLOAD;
+        constexpr bool kCp8 = MLA_WG_CP8 && N == 16 && !KV8;
+        [[maybe_unused]] PagePrefetch2 pf2;  // (kCp8: the next cp.async tile's two pages per thread)
+        constexpr bool kPtPf = MLA_WG_PTPF && N == 16 && !KV8;
         auto issue_pf = [&](int tile, const PagePrefetch& pg) {
             const int stage = tile % C::STAGES;
             const uint32_t slot = sbase + C::OFF_KV + stage * (KV8 ? kRaw8 : kTile);
@@ -119,12 +124,20 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 issue_tile<KV8>(p, w, tile, n_tiles, slot, tokok + stage * kTN, tid, pg);
         };
         // (wg_common.cuh; 64 rows spill with it; 32 rows: MLA_WG_EARLY32)
-        const bool early = MLA_WG_EARLY && (N == 16 || (MLA_WG_EARLY32 && N == 32 && C::NC == 1)) && tma;
+        const bool early = (MLA_WG_EARLY && (N == 16 || (MLA_WG_EARLY32 && N == 32 && C::NC == 1)) && tma) ||
+                           (kCpEarly && !tma);
         // (a loop to `ahead` compiles to a different, unverified cubin: docs/runs/session10-build-checks.txt)
         const int ahead = early ? C::STAGES : C::STAGES - 1;  // tiles issued before the loop
 #pragma unroll
         for (int s = 0; s < C::STAGES; ++s) {
             if (s >= ahead) break;
+            if constexpr (kCp8) {
+                if (!tma) {  // (the fast start's page reads are for the 4-thread loader: not used)
+                    pf2.fetch(p, w, s, n_tiles, tid);
+                    issue_tile_cp8(p, w, s, n_tiles, sbase + C::OFF_KV + s * kTile, tokok + s * kTN, tid, pf2);
+                    continue;
+                }
+            }
             PagePrefetch pg;
             const int j = w.tok_begin + s * kTN + (tid >> 2);
             if (fw && fidx[s] == w.kvi_b + (j >> p.page_size_log2) && fpg[s] >= 0)
@@ -141,11 +154,13 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         // decoupled warpgroups (MLA_WG_DEC): warpgroup 1 issues tiles 2, 3, ... with 2 threads per token
         // (not under the MLA_WG_NOLOAD hook: there warpgroup 0 would not wait for warpgroup 1's
         // tiles, and could arrive on an EMPTY id twice before warpgroup 1 syncs on it)
-        const bool dec = MLA_WG_DEC && !MLA_WG_NOLOAD && early;
+        const bool dec = MLA_WG_DEC && !MLA_WG_NOLOAD && early && (!kCpEarly || tma);  // (TMA only)
         const int wt = tid & 127;
         // the page of the tile the loop issues next, looked up one tile ahead
         PagePrefetch pf;
-        pf.fetch(p, w, ahead, n_tiles, dec ? wt >> 1 : tid >> 2, dec ? (wt & 1) == 0 : (tid & 3) == 0);
+        if (kCp8 && !tma) pf2.fetch(p, w, ahead, n_tiles, tid);
+        else pf.fetch(p, w, ahead, n_tiles, dec ? wt >> 1 : tid >> 2, dec ? (wt & 1) == 0 : (tid & 3) == 0);
+        if (kPtPf && !tma) page_prefetch_l2(p, w, ahead + 1, n_tiles, tid >> 2);
         if (dec) {  // Q (cp.async by all threads) visible to the MMA warpgroup; no barrier A follows
             cp_wait<0>();
             fence_proxy_async();
@@ -162,8 +177,15 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         const int r0 = 16 * wl + (lane >> 2);  // this thread's output dims r0, r0 + 8 of a block
 
         auto issue_ahead = [&](int tile) {  // tile's copies with pf's page; then the next tile's page
-            issue_pf(tile, pf);
-            pf.fetch(p, w, tile + 1, n_tiles, tid >> 2, (tid & 3) == 0);
+            if (kCp8 && !tma) {
+                issue_tile_cp8(p, w, tile, n_tiles, sbase + C::OFF_KV + (tile % C::STAGES) * kTile,
+                               tokok + (tile % C::STAGES) * kTN, tid, pf2);
+                pf2.fetch(p, w, tile + 1, n_tiles, tid);
+            } else {
+                issue_pf(tile, pf);
+                pf.fetch(p, w, tile + 1, n_tiles, tid >> 2, (tid & 3) == 0);
+            }
+            if (kPtPf && !tma) page_prefetch_l2(p, w, tile + 2, n_tiles, tid >> 2);
         };
         for (int tile = 0; tile < n_tiles; ++tile) {
             const int stage = tile % C::STAGES;
@@ -196,7 +218,8 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 if (__any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0))
                     zero_flagged_v(smem + C::OFF_KV + stage * kTile, tk, wt, 1);
             } else if (!tma) {
-                cp_wait<C::STAGES - 2>();
+                if (kCpEarly && tile + 1 < n_tiles) cp_wait<C::STAGES - 1>();  // (tile + 1's group pending)
+                else cp_wait<C::STAGES - 2>();
             } else {
                 if (tile == 0) cp_wait<0>();  // Q (cp.async)
                 if (!(MLA_WG_NOLOAD && early && tile >= C::STAGES)) {

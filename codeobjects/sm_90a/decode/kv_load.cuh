@@ -170,6 +170,64 @@ struct PagePrefetch {
     }
 };
 
+// The page-table entry kv_page(p, w, j, .) would read for token `token` of tile `tile`, prefetched
+// into the L2 (no register, nothing returned; nothing for a tile or token past the work, or an index
+// out of range): MLA_WG_PTPF, ahead of the PagePrefetch::fetch of that tile.
+__device__ __forceinline__ void page_prefetch_l2(const mla_decode_params& p, const mla_dec::Work& w, int tile,
+                                                 int n_tiles, int token) {
+    const int j = w.tok_begin + tile * kTN + token;
+    if (tile >= n_tiles || j >= w.tok_end) return;
+    const int pi = j >> p.page_size_log2;
+    const int* a = nullptr;
+    if (p.block_table_stride > 0) {
+        if (pi < p.block_table_stride) a = p.page_table + (int64_t)w.b * p.block_table_stride + pi;
+    } else {
+        const int64_t idx = (int64_t)w.kvi_b + pi;
+        if (idx >= 0 && idx < p.num_page_indices) a = p.page_table + idx;
+    }
+    if (a != nullptr) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a));
+}
+
+// The two pages of a thread of issue_tile_cp8 (tokens t / 8 and t / 8 + 32 of a tile), looked up
+// ahead as PagePrefetch does (MLA_WG_CP8).
+struct PagePrefetch2 {
+    PagePrefetch a, b;
+    __device__ __forceinline__ void fetch(const mla_decode_params& p, const mla_dec::Work& w, int tile, int n_tiles,
+                                          int t) {
+        a.fetch(p, w, tile, n_tiles, t >> 3, (t & 7) == 0);
+        b.fetch(p, w, tile, n_tiles, (t >> 3) + 32, (t & 7) == 0);
+    }
+};
+
+// A bf16 tile by cp.async with 8 threads a 128-byte line (MLA_WG_CP8), all 256 threads: thread t
+// copies 16-byte chunk sub = t % 8 of each 64-column block b (bytes 128 b + 16 sub of the row) of
+// tokens lt = t / 8 and lt + 32, which share the swizzled slot sub ^ (lt & 7) of their 128-byte row
+// (rows lt and lt + 32, 4 KB apart): 18 copies, global and shared offsets immediate. One warp's copy
+// then covers 4 whole 128-byte lines (4 token rows) where TileLoader<false, 4>'s covers 8 half
+// lines. Tokens past the work's end or on a bad page are zero-filled (0 source bytes; the address
+// is p.kv + 128 b, as TileLoader's is p.kv) and flagged 0 in tok[64]. One commit group per tile,
+// even empty (uniform waits).
+__device__ __forceinline__ void issue_tile_cp8(const mla_decode_params& p, const mla_dec::Work& w, int tile,
+                                               int n_tiles, uint32_t slot, int* tok, int t, const PagePrefetch2& pf) {
+    if (tile < n_tiles) {
+        const int lt = t >> 3, sub = t & 7;
+        const uint32_t d = slot + uint32_t(lt * 128 + ((sub ^ (lt & 7)) << 4));
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int tk = lt + 32 * h;
+            const int j = w.tok_begin + tile * kTN + tk;
+            const char* row = j < w.tok_end ? kv_row_on<false>(p, h ? pf.b.page : pf.a.page, j, sub == 0) : nullptr;
+            const bool ok = row != nullptr;
+            if (sub == 0) tok[tk] = ok ? 1 : 0;
+            const char* s = ok ? row + 16 * sub : static_cast<const char*>(p.kv);
+            const int nb = ok ? 16 : 0;
+#pragma unroll
+            for (int b = 0; b < 9; ++b) cp_async16(d + uint32_t(h * 32 * 128 + b * kBlk), s + 128 * b, nb);
+        }
+    }
+    cp_commit();
+}
+
 // cp.async loads of one 64-token tile of work w into a ring slot by 64 TPT loader threads (lt = 0
 // .. 64 TPT - 1: token lt / TPT, 16-byte chunks lt % TPT + TPT k, k < K): bf16 KV into the
 // swizzled layout, fp8 KV as raw 576-byte rows. Tokens past the work's end or on a bad page are

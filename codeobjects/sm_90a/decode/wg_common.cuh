@@ -65,6 +65,30 @@
 #ifndef MLA_WG_EARLY32
 #define MLA_WG_EARLY32 1
 #endif
+// MLA_WG_CPEARLY (candidate, default 0): the 16-row bf16-KV ring body's cp.async path (page sizes
+// below 8, or no tensor map) on the early refill as its TMA path: a work's first STAGES (2) tiles
+// issued together, each slot refilled by all 256 threads at a second CTA barrier (B) once its
+// tile's MMAs are done, so two tiles (147 KB) are in flight while the MMA warpgroup waits instead
+// of one (73.7 KB) issued at barrier A. The wait for tile t leaves tile t + 1's group pending
+// (cp.async.wait_group 1; 0 at the last tile). 0: the shipped schedule (one tile ahead).
+#ifndef MLA_WG_CPEARLY
+#define MLA_WG_CPEARLY 0
+#endif
+// MLA_WG_CP8 (candidate, default 0): the same path's tile copies by 8 threads a 128-byte line
+// (issue_tile_cp8, kv_load.cuh): thread t copies 16-byte chunk t % 8 of every 64-column block of
+// tokens t / 8 and t / 8 + 32 (2 page lookups, 18 copies at immediate offsets), so that one warp's
+// copy covers 4 whole lines of 4 token rows (4 L2 requests of 128 B) instead of 8 half lines of 8
+// rows (8 requests of 64 B; TileLoader<false, 4>): half the requests per tile, the same bytes.
+// 0: TileLoader<false, 4> (4 threads a token, one lookup each).
+#ifndef MLA_WG_CP8
+#define MLA_WG_CP8 0
+#endif
+// MLA_WG_PTPF (candidate, default 0): the same path prefetches into the L2 the page-table entry of
+// its token one tile before the tile's lookup (prefetch.global.L2, no register), so that the
+// lookups issued a tile ahead (PagePrefetch) hit the L2 instead of the DRAM after the flush.
+#ifndef MLA_WG_PTPF
+#define MLA_WG_PTPF 0
+#endif
 // Measurement hook (session 14; shipped 0): -DMLA_WG_TMA_ONLY=1 makes the 16-row bf16-KV kernel
 // assume the host's tensor map and drops its cp.async path, to test whether that code costs time
 // (invalid, and may fault or hang, without a tensor map: page size below 8, or launch_kv_tma 0).
