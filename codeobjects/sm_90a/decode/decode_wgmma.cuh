@@ -113,6 +113,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         // (MLA_WG_CPEARLY / MLA_WG_CP8 / MLA_WG_PTPF, wg_common.cuh: the 16-row bf16 cp.async path only)
         constexpr bool kCpEarly = MLA_WG_CPEARLY && N == 16 && !KV8 && !MLA_WG_NOLOAD;
         constexpr bool kCp8 = MLA_WG_CP8 && N == 16 && !KV8;
+        const bool cp8 = kCp8 && !tma && p.page_size_log2 <= MLA_WG_CP8_MAX_LOG2;  // (uniform)
         [[maybe_unused]] PagePrefetch2 pf2;  // (kCp8: the next cp.async tile's two pages per thread)
         constexpr bool kPtPf = MLA_WG_PTPF && N == 16 && !KV8;
         auto issue_pf = [&](int tile, const PagePrefetch& pg) {
@@ -132,7 +133,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         for (int s = 0; s < C::STAGES; ++s) {
             if (s >= ahead) break;
             if constexpr (kCp8) {
-                if (!tma) {  // (the fast start's page reads are for the 4-thread loader: not used)
+                if (cp8) {  // (the fast start's page reads are for the 4-thread loader: not used)
                     pf2.fetch(p, w, s, n_tiles, tid);
                     issue_tile_cp8(p, w, s, n_tiles, sbase + C::OFF_KV + s * kTile, tokok + s * kTN, tid, pf2);
                     continue;
@@ -158,7 +159,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         const int wt = tid & 127;
         // the page of the tile the loop issues next, looked up one tile ahead
         PagePrefetch pf;
-        if (kCp8 && !tma) pf2.fetch(p, w, ahead, n_tiles, tid);
+        if (cp8) pf2.fetch(p, w, ahead, n_tiles, tid);
         else pf.fetch(p, w, ahead, n_tiles, dec ? wt >> 1 : tid >> 2, dec ? (wt & 1) == 0 : (tid & 3) == 0);
         if (kPtPf && !tma) page_prefetch_l2(p, w, ahead + 1, n_tiles, tid >> 2);
         if (dec) {  // Q (cp.async by all threads) visible to the MMA warpgroup; no barrier A follows
@@ -177,7 +178,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         const int r0 = 16 * wl + (lane >> 2);  // this thread's output dims r0, r0 + 8 of a block
 
         auto issue_ahead = [&](int tile) {  // tile's copies with pf's page; then the next tile's page
-            if (kCp8 && !tma) {
+            if (cp8) {
                 issue_tile_cp8(p, w, tile, n_tiles, sbase + C::OFF_KV + (tile % C::STAGES) * kTile,
                                tokok + (tile % C::STAGES) * kTN, tid, pf2);
                 pf2.fetch(p, w, tile + 1, n_tiles, tid);
