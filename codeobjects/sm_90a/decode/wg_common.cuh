@@ -81,7 +81,7 @@
 // rows (8 requests of 64 B; TileLoader<false, 4>): half the requests per tile, the same bytes.
 // 0: TileLoader<false, 4> (4 threads a token, one lookup each).
 #ifndef MLA_WG_CP8
-#define MLA_WG_CP8 0
+#define MLA_WG_CP8 1
 #endif
 // The largest page size (log2) that MLA_WG_CP8's loader serves; larger ones below 8 keep
 // TileLoader<false, 4>. Session 35 call 2: c8 (every page size below 8) ran page 1 194.5 -> 181.7

@@ -455,7 +455,7 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
         MLA_TRACE_SUB(tsb, 4);
         if constexpr ((MLA_WG_ABLATE & 512) == 0) store_pt_stsm<NQ, PF16>(smem, p_off, pav, pbv);
         MLA_TRACE_SUB(tsb, 5);
-        fence_proxy_async();
+        if constexpr ((MLA_WG_ABLATE & 256) == 0) fence_proxy_async();
         MLA_TRACE_SUB(tsb, 6);
         const bool mv = bar_red_or(bar_id, 128, up);
         MLA_TRACE_SUB(tsb, 7);
