@@ -11,8 +11,9 @@
 // copied row by row (wg_common.cuh): with the division at every site this cubin's cp.async ring
 // (page sizes below 8, no TMA) ran the page-1 row 192.6 -> 228.8 µs (session 34 call 2, the same
 // machine); the division in the work's row limit and stores moved code inside that ring's
-// softmax, where the Q copies and `q_row` do not (SASS opcode diffs, session 34). Candidate qs1
-// of session 35 (SASS md5 1b1a1230); with all three at 0 the SASS is session 33's (4cd4cf24).
+// softmax, where the Q copies and `q_row` do not (SASS opcode diffs, session 34). This form (qs1)
+// shipped in session 35: page 1 level, the TMA rows -0.2 to -0.5 µs (call 1, same machine); with
+// all three at 0 the SASS is session 33's (4cd4cf24).
 #ifndef MLA_DIV_RCP
 #define MLA_DIV_RCP 1
 #endif

@@ -13,7 +13,8 @@
 // body that stores through store_rows_part; session 23); 128 tile_mma's online softmax (its
 // masks, exponentials, P^T stores and its warpgroup barriers; alpha 1, the MMAs read a stale P^T:
 // the MMA warpgroup's time a tile without its softmax; session 28); within tile_softmax (session
-// 29): 256 without the proxy fence before barrier C, 512 without the P^T conversions and stores,
+// 29): 256 without the proxy fence before barrier C (and, since session 35, before the one-barrier
+// lazy path's barrier C'), 512 without the P^T conversions and stores,
 // 1024 without the three shuffle rounds of the column maxima (each thread's own 2 tokens a column;
 // with the lazy max this also changes which tiles take the moved path: not a clean cost).
 // Results are then wrong; the shipped cubins are built with 0.
@@ -65,33 +66,38 @@
 #ifndef MLA_WG_EARLY32
 #define MLA_WG_EARLY32 1
 #endif
-// MLA_WG_CPEARLY (candidate, default 0): the 16-row bf16-KV ring body's cp.async path (page sizes
-// below 8, or no tensor map) on the early refill as its TMA path: a work's first STAGES (2) tiles
-// issued together, each slot refilled by all 256 threads at a second CTA barrier (B) once its
-// tile's MMAs are done, so two tiles (147 KB) are in flight while the MMA warpgroup waits instead
-// of one (73.7 KB) issued at barrier A. The wait for tile t leaves tile t + 1's group pending
-// (cp.async.wait_group 1; 0 at the last tile). 0: the shipped schedule (one tile ahead).
+// MLA_WG_CPEARLY (measured, off): the 16-row bf16-KV ring body's cp.async path (page sizes below
+// 8, or no tensor map) on the early refill of its TMA path: a work's first STAGES (2) tiles issued
+// together, each slot refilled by all 256 threads at a second CTA barrier (B) once its tile's MMAs
+// are done, so 1-2 tiles (73.7-147 KB) are in flight instead of 0-1; the wait for tile t leaves
+// tile t + 1's group pending (cp.async.wait_group 1; 0 at the last tile). Session 35 call 2: page
+// 1 194.5 -> 253.3 µs, page 4 167.5 -> 221.9 (more bytes in flight is slower on this ring).
 #ifndef MLA_WG_CPEARLY
 #define MLA_WG_CPEARLY 0
 #endif
-// MLA_WG_CP8 (candidate, default 0): the same path's tile copies by 8 threads a 128-byte line
-// (issue_tile_cp8, kv_load.cuh): thread t copies 16-byte chunk t % 8 of every 64-column block of
-// tokens t / 8 and t / 8 + 32 (2 page lookups, 18 copies at immediate offsets), so that one warp's
-// copy covers 4 whole lines of 4 token rows (4 L2 requests of 128 B) instead of 8 half lines of 8
-// rows (8 requests of 64 B; TileLoader<false, 4>): half the requests per tile, the same bytes.
-// 0: TileLoader<false, 4> (4 threads a token, one lookup each).
+// MLA_WG_CP8 (shipped 1 since session 35, at the page sizes of MLA_WG_CP8_MAX_LOG2): the same
+// path's tile copies by 8 threads a 128-byte line (issue_tile_cp8, kv_load.cuh): thread t copies
+// 16-byte chunk t % 8 of every 64-column block of tokens t / 8 and t / 8 + 32 (2 page lookups, 18
+// copies at immediate offsets), so that one warp's copy covers 4 whole lines of 4 token rows (4 L2
+// requests of 128 B) instead of 8 half lines of 8 rows (8 requests of 64 B; TileLoader<false, 4>):
+// half the requests per tile, the same bytes. 0: TileLoader<false, 4> (4 threads a token, one
+// lookup each). Session 35 call 3 (same machine): page 1 194.5 -> 160.8 µs (c8p1), main job and
+// b 64 level; gpu_check 42/42 on that cubin.
 #ifndef MLA_WG_CP8
 #define MLA_WG_CP8 1
 #endif
 // The largest page size (log2) that MLA_WG_CP8's loader serves; larger ones below 8 keep
-// TileLoader<false, 4>. Session 35 call 2: c8 (every page size below 8) ran page 1 194.5 -> 181.7
-// µs and page 4 167.5 -> 179.0.
+// TileLoader<false, 4>. 0: page size 1 only (the gpu_checked cubin). Session 35 call 3: at 2
+// (c8p4, every page size below 8) pages 2 and 4 ran 168.4 -> 159.7 and 167.1 -> 158.9 µs, page 1
+// 161.2; checked by `mla run --check -1` only (call 2's build of the same loader, c8, passed
+// gpu_check but ran 181.7 / 179.0 µs at pages 1 / 4: its softmax came out in another order).
 #ifndef MLA_WG_CP8_MAX_LOG2
 #define MLA_WG_CP8_MAX_LOG2 0
 #endif
-// MLA_WG_PTPF (candidate, default 0): the same path prefetches into the L2 the page-table entry of
-// its token one tile before the tile's lookup (prefetch.global.L2, no register), so that the
-// lookups issued a tile ahead (PagePrefetch) hit the L2 instead of the DRAM after the flush.
+// MLA_WG_PTPF (measured, off): the same path prefetches into the L2 the page-table entry of its
+// token one tile before the tile's lookup (prefetch.global.L2, no register), so that the lookups
+// issued a tile ahead (PagePrefetch) hit the L2 instead of the DRAM after the flush. Session 35
+// call 2, with CPEARLY and CP8: 191.1 -> 190.9 µs at page 1 (level).
 #ifndef MLA_WG_PTPF
 #define MLA_WG_PTPF 0
 #endif
