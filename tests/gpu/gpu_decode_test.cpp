@@ -505,7 +505,7 @@ int main(int argc, char** argv) {
         }
     }
     // The fused reduction's *_fused kernels (16 and 32 rows, bf16) over lse x causal, with block
-    // tables and fp32 out on two of them and page size 4 on one: 40 requests of ~2000 tokens split
+    // tables and fp32 out on two of them, page size 4 on one and 1 on another: 40 requests of ~2000 tokens split
     // many tiles (spread 0). Each also probes the route and the kernel's tile check (dw 7).
     for (int qlen : {1, 2})
         for (int lse = 0; lse < 2; ++lse)
@@ -516,8 +516,9 @@ int main(int argc, char** argv) {
                 s.qlen = qlen;
                 s.batch = 40;
                 s.kv_len = 2000;
-                // (page 4 on one: the *_fused kernel's cp.async loader; TMA from MLA_KV_TMA_MIN_PAGE = 8)
-                s.page_size = qlen == 1 ? (causal && !lse ? 4 : 64) : 16;
+                // (pages 4 and 1: the *_fused kernel's cp.async loaders, TileLoader and, at page 1,
+                // issue_tile_cp8 (MLA_WG_CP8); TMA from MLA_KV_TMA_MIN_PAGE = 8)
+                s.page_size = qlen == 1 ? (causal && !lse ? 4 : (lse && !causal ? 1 : 64)) : 16;
                 s.lse = lse;
                 s.causal = causal;
                 s.block_table = lse && !causal;
@@ -720,15 +721,18 @@ int main(int argc, char** argv) {
             report(s, run_forced_unsplit(ctx, s), "no_split_tiles forced on a split plan ");
         }
     }
-    for (const int h : {16, 64}) {  // a page id outside the cache: never read, flagged (TMA at page 16)
-        Spec s;
-        s.heads = h;
-        s.batch = 3;
-        s.kv_len = 300;
-        s.page_size = 16;
-        const CaseResult r = run_case(ctx, s, 5);
-        report(s, r, "bad-page ");
-    }
+    // a page id outside the cache: never read, flagged (TMA at page 16; the cp.async loaders at
+    // page 1, the 16-row one issue_tile_cp8)
+    for (const int h : {16, 64})
+        for (const int ps : {16, 1}) {
+            Spec s;
+            s.heads = h;
+            s.batch = 3;
+            s.kv_len = 300;
+            s.page_size = ps;
+            const CaseResult r = run_case(ctx, s, 5);
+            report(s, r, "bad-page ");
+        }
     int missing = 0;
     for (int d = 0; d < 3; ++d)
         for (int m : {16, 32, 64})

@@ -112,6 +112,8 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         // ---- KV tiles: ring slot tile % STAGES ----
         // (MLA_WG_CPEARLY / MLA_WG_CP8 / MLA_WG_PTPF, wg_common.cuh: the 16-row bf16 cp.async path only)
         constexpr bool kCpEarly = MLA_WG_CPEARLY && N == 16 && !KV8 && !MLA_WG_NOLOAD;
+        // (its wait, cp_wait<STAGES - 1> while a later tile exists, counts on one later group: 2 slots)
+        static_assert(!kCpEarly || C::STAGES == 2, "MLA_WG_CPEARLY's waits assume a 2-slot ring");
         constexpr bool kCp8 = MLA_WG_CP8 && N == 16 && !KV8;
         const bool cp8 = kCp8 && !tma && p.page_size_log2 <= MLA_WG_CP8_MAX_LOG2;  // (uniform)
         [[maybe_unused]] PagePrefetch2 pf2;  // (kCp8: the next cp.async tile's two pages per thread)

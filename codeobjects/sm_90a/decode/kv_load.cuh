@@ -1,6 +1,6 @@
 // kv_load.cuh - the sm_90a wgmma decode kernels' KV loaders: mbarriers, bulk copies and TMA boxes
 // completing on them, page-table lookups (looked up a tile ahead: PagePrefetch), 64-token tiles by
-// cp.async (TileLoader, issue_tile) or by TMA (issue_tile_tma: all 256 threads; issue_tile_tma_wg:
+// cp.async (TileLoader, issue_tile; issue_tile_cp8, 8 threads a 128-byte line) or by TMA (issue_tile_tma: all 256 threads; issue_tile_tma_wg:
 // one warpgroup, the qm TMA body, the 16-row ring body with MLA_WG_DEC and its cross-work variant),
 // the zeroing of masked rows, and the exact fp8 -> bf16 widening of a raw tile. Shared-memory
 // layout: decode_wgmma.cuh; measurements: docs/kernels.md, docs/performance.md.

@@ -82,12 +82,13 @@
 // requests of 128 B) instead of 8 half lines of 8 rows (8 requests of 64 B; TileLoader<false, 4>):
 // half the requests per tile, the same bytes. 0: TileLoader<false, 4> (4 threads a token, one
 // lookup each). Session 35 call 3 (same machine): page 1 194.5 -> 160.8 µs (c8p1), main job and
-// b 64 level; gpu_check 42/42 on that cubin.
+// b 64 level, pages 2 and 4 (TileLoader still) 168.4 -> 169.9 and 167.1 -> 167.9; gpu_check 42/42
+// on that cubin (its fused kernel and a bad page at page 1 joined the tests after it).
 #ifndef MLA_WG_CP8
 #define MLA_WG_CP8 1
 #endif
-// The largest page size (log2) that MLA_WG_CP8's loader serves; larger ones below 8 keep
-// TileLoader<false, 4>. 0: page size 1 only (the gpu_checked cubin). Session 35 call 3: at 2
+// The largest page size (log2) that MLA_WG_CP8's loader serves; larger pages on the cp.async path
+// (below 8, or no tensor map) keep TileLoader<false, 4>. 0: page size 1 only (the gpu_checked cubin). Session 35 call 3: at 2
 // (c8p4, every page size below 8) pages 2 and 4 ran 168.4 -> 159.7 and 167.1 -> 158.9 µs, page 1
 // 161.2; checked by `mla run --check -1` only (call 2's build of the same loader, c8, passed
 // gpu_check but ran 181.7 / 179.0 µs at pages 1 / 4: its softmax came out in another order).
