@@ -117,6 +117,22 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         constexpr bool kCp8 = MLA_WG_CP8 && N == 16 && !KV8;
         const bool cp8 = kCp8 && !tma && p.page_size_log2 <= MLA_WG_CP8_MAX_LOG2;  // (uniform)
         [[maybe_unused]] PagePrefetch2 pf2;  // (kCp8: the next cp.async tile's two pages per thread)
+        // (MLA_WG_CP8_WG1: warpgroup 1 alone issues the copies, each thread as loader threads wt and
+        // wt + 128 of issue_tile_cp8, pf2 and pf2b their pages; the MMA warpgroup holds none)
+        constexpr bool kW1 = kCp8 && MLA_WG_CP8_WG1 && C::NC == 1;
+        [[maybe_unused]] PagePrefetch2 pf2b;
+        auto issue_cp8 = [&](int tile, int stage) {  // (kW1: warpgroup 1's threads only)
+            if constexpr (kW1) {
+                issue_tile_cp8(p, w, tile, n_tiles, sbase + C::OFF_KV + stage * kTile, tokok + stage * kTN, tid & 127, pf2);
+                issue_tile_cp8(p, w, tile, n_tiles, sbase + C::OFF_KV + stage * kTile, tokok + stage * kTN, (tid & 127) + 128, pf2b);
+            }
+        };
+        auto fetch_cp8 = [&](int tile) {
+            if constexpr (kW1) {
+                pf2.fetch(p, w, tile, n_tiles, tid & 127);
+                pf2b.fetch(p, w, tile, n_tiles, (tid & 127) + 128);
+            }
+        };
         constexpr bool kPtPf = MLA_WG_PTPF && N == 16 && !KV8;
         auto issue_pf = [&](int tile, const PagePrefetch& pg) {
             const int stage = tile % C::STAGES;
@@ -136,6 +152,13 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             if (s >= ahead) break;
             if constexpr (kCp8) {
                 if (cp8) {  // (the fast start's page reads are for the 4-thread loader: not used)
+                    if constexpr (kW1) {
+                        if (wg == 1) {
+                            fetch_cp8(s);
+                            issue_cp8(s, s);
+                        }
+                        continue;
+                    }
                     pf2.fetch(p, w, s, n_tiles, tid);
                     issue_tile_cp8(p, w, s, n_tiles, sbase + C::OFF_KV + s * kTile, tokok + s * kTN, tid, pf2);
                     continue;
@@ -161,7 +184,9 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         const int wt = tid & 127;
         // the page of the tile the loop issues next, looked up one tile ahead
         PagePrefetch pf;
-        if (cp8) pf2.fetch(p, w, ahead, n_tiles, tid);
+        if (kW1 && cp8) {
+            if (wg == 1) fetch_cp8(ahead);
+        } else if (cp8) pf2.fetch(p, w, ahead, n_tiles, tid);
         else pf.fetch(p, w, ahead, n_tiles, dec ? wt >> 1 : tid >> 2, dec ? (wt & 1) == 0 : (tid & 3) == 0);
         if (kPtPf && !tma) page_prefetch_l2(p, w, ahead + 1, n_tiles, tid >> 2);
         if (dec) {  // Q (cp.async by all threads) visible to the MMA warpgroup; no barrier A follows
@@ -180,7 +205,12 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         const int r0 = 16 * wl + (lane >> 2);  // this thread's output dims r0, r0 + 8 of a block
 
         auto issue_ahead = [&](int tile) {  // tile's copies with pf's page; then the next tile's page
-            if (cp8) {
+            if (kW1 && cp8) {
+                if (wg == 1) {
+                    issue_cp8(tile, tile % C::STAGES);
+                    fetch_cp8(tile + 1);
+                }
+            } else if (cp8) {
                 issue_tile_cp8(p, w, tile, n_tiles, sbase + C::OFF_KV + (tile % C::STAGES) * kTile,
                                tokok + (tile % C::STAGES) * kTN, tid, pf2);
                 pf2.fetch(p, w, tile + 1, n_tiles, tid);

@@ -95,6 +95,13 @@
 #ifndef MLA_WG_CP8_MAX_LOG2
 #define MLA_WG_CP8_MAX_LOG2 0
 #endif
+// MLA_WG_CP8_WG1 (candidate, 0; session 35, not yet timed): MLA_WG_CP8's copies issued by warpgroup
+// 1 alone (its 128 threads, 36 copies each, two commit groups a tile), so the MMA warpgroup holds
+// no copy outstanding when its softmax fences P^T (the hypothesis of performance.md session 35
+// call 3: that fence, MEMBAR.ALL.CTA, may wait for the thread's own outstanding cp.async copies).
+#ifndef MLA_WG_CP8_WG1
+#define MLA_WG_CP8_WG1 0
+#endif
 // MLA_WG_PTPF (measured, off): the same path prefetches into the L2 the page-table entry of its
 // token one tile before the tile's lookup (prefetch.global.L2, no register), so that the lookups
 // issued a tile ahead (PagePrefetch) hit the L2 instead of the DRAM after the flush. Session 35
