@@ -6,6 +6,12 @@
 #   c8w1p4 = c8w1 at every page size below 8 (MLA_WG_CP8_MAX_LOG2=2)
 # against c8p4 and the set at pages 1, 2, 4, the main job as the control (TMA: no copies outstanding).
 #   cp docs/runs/session35-scripts/s35c4.sh build-lead/tests/gpu/s35c4.sh
+# the variants first (build machine), each md5 as in performance.md session 35:
+#   D=codeobjects/sm_90a/decode B=docs/runs/session29-scripts/build_variants.sh
+#   bash $B c8p4 "-DMLA_WG_CP8_MAX_LOG2=2" $D/mla_decode_wg_bf16_bf16.cu                       # 791e0518
+#   bash $B c8f0 "-DMLA_WG_CP8_MAX_LOG2=2 -DMLA_WG_ABLATE=256" $D/mla_decode_wg_bf16_bf16.cu   # ffa81b49
+#   bash $B c8w1 "-DMLA_WG_CP8_WG1=1" $D/mla_decode_wg_bf16_bf16.cu                            # 17e3030f
+#   bash $B c8w1p4 "-DMLA_WG_CP8_WG1=1 -DMLA_WG_CP8_MAX_LOG2=2" $D/mla_decode_wg_bf16_bf16.cu  # 1f24bc11
 set -u
 O=${OUT:-/tmp/out}; mkdir -p $O
 exec > >(tee $O/s35c4.txt) 2>&1
