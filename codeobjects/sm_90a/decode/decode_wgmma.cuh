@@ -110,7 +110,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         }
 
         // ---- KV tiles: ring slot tile % STAGES ----
-        // (MLA_WG_CPEARLY / MLA_WG_CP8 / MLA_WG_PTPF, wg_common.cuh: the 16-row bf16 cp.async path only)
+        // (MLA_WG_CPEARLY / MLA_WG_CP8, wg_common.cuh: the 16-row bf16 cp.async path only)
         constexpr bool kCpEarly = MLA_WG_CPEARLY && N == 16 && !KV8 && !MLA_WG_NOLOAD;
         // (its wait, cp_wait<STAGES - 1> while a later tile exists, counts on one later group: 2 slots)
         static_assert(!kCpEarly || C::STAGES == 2, "MLA_WG_CPEARLY's waits assume a 2-slot ring");
@@ -133,7 +133,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 pf2b.fetch(p, w, tile, n_tiles, (tid & 127) + 128);
             }
         };
-        constexpr bool kPtPf = MLA_WG_PTPF && N == 16 && !KV8;
         auto issue_pf = [&](int tile, const PagePrefetch& pg) {
             const int stage = tile % C::STAGES;
             const uint32_t slot = sbase + C::OFF_KV + stage * (KV8 ? kRaw8 : kTile);
@@ -188,7 +187,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             if (wg == 1) fetch_cp8(ahead);
         } else if (cp8) pf2.fetch(p, w, ahead, n_tiles, tid);
         else pf.fetch(p, w, ahead, n_tiles, dec ? wt >> 1 : tid >> 2, dec ? (wt & 1) == 0 : (tid & 3) == 0);
-        if (kPtPf && !tma) page_prefetch_l2(p, w, ahead + 1, n_tiles, tid >> 2);
         if (dec) {  // Q (cp.async by all threads) visible to the MMA warpgroup; no barrier A follows
             cp_wait<0>();
             fence_proxy_async();
@@ -218,7 +216,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 issue_pf(tile, pf);
                 pf.fetch(p, w, tile + 1, n_tiles, tid >> 2, (tid & 3) == 0);
             }
-            if (kPtPf && !tma) page_prefetch_l2(p, w, tile + 2, n_tiles, tid >> 2);
         };
         for (int tile = 0; tile < n_tiles; ++tile) {
             const int stage = tile % C::STAGES;

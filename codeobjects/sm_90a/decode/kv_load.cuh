@@ -170,24 +170,6 @@ struct PagePrefetch {
     }
 };
 
-// The page-table entry kv_page(p, w, j, .) would read for token `token` of tile `tile`, prefetched
-// into the L2 (no register, nothing returned; nothing for a tile or token past the work, or an index
-// out of range): MLA_WG_PTPF, ahead of the PagePrefetch::fetch of that tile.
-__device__ __forceinline__ void page_prefetch_l2(const mla_decode_params& p, const mla_dec::Work& w, int tile,
-                                                 int n_tiles, int token) {
-    const int j = w.tok_begin + tile * kTN + token;
-    if (tile >= n_tiles || j >= w.tok_end) return;
-    const int pi = j >> p.page_size_log2;
-    const int* a = nullptr;
-    if (p.block_table_stride > 0) {
-        if (pi < p.block_table_stride) a = p.page_table + (int64_t)w.b * p.block_table_stride + pi;
-    } else {
-        const int64_t idx = (int64_t)w.kvi_b + pi;
-        if (idx >= 0 && idx < p.num_page_indices) a = p.page_table + idx;
-    }
-    if (a != nullptr) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a));
-}
-
 // The two pages of a thread of issue_tile_cp8 (tokens t / 8 and t / 8 + 32 of a tile), looked up
 // ahead as PagePrefetch does (MLA_WG_CP8).
 struct PagePrefetch2 {

@@ -102,13 +102,6 @@
 #ifndef MLA_WG_CP8_WG1
 #define MLA_WG_CP8_WG1 0
 #endif
-// MLA_WG_PTPF (measured, off): the same path prefetches into the L2 the page-table entry of its
-// token one tile before the tile's lookup (prefetch.global.L2, no register), so that the lookups
-// issued a tile ahead (PagePrefetch) hit the L2 instead of the DRAM after the flush. Session 35
-// call 2, with CPEARLY and CP8: 191.1 -> 190.9 µs at page 1 (level).
-#ifndef MLA_WG_PTPF
-#define MLA_WG_PTPF 0
-#endif
 // Measurement hook (session 14; shipped 0): -DMLA_WG_TMA_ONLY=1 makes the 16-row bf16-KV kernel
 // assume the host's tensor map and drops its cp.async path, to test whether that code costs time
 // (invalid, and may fault or hang, without a tensor map: page size below 8, or launch_kv_tma 0).
