@@ -88,17 +88,22 @@
 #define MLA_WG_CP8 1
 #endif
 // The largest page size (log2) that MLA_WG_CP8's loader serves; larger pages on the cp.async path
-// (below 8, or no tensor map) keep TileLoader<false, 4>. 0: page size 1 only (the gpu_checked cubin). Session 35 call 3: at 2
-// (c8p4, every page size below 8) pages 2 and 4 ran 168.4 -> 159.7 and 167.1 -> 158.9 µs, page 1
-// 161.2; checked by `mla run --check -1` only (call 2's build of the same loader, c8, passed
-// gpu_check but ran 181.7 / 179.0 µs at pages 1 / 4: its softmax came out in another order).
+// (below 8, or no tensor map) keep TileLoader<false, 4>. Shipped 2 (every page size below 8) since
+// session 36: pages 2 and 4 169.6 -> 159.6 and 167.6 -> 158.5 µs, page 1 161.0 -> 161.2, the main
+// job 153.2 -> 153.4 (call 1, same machine; session 35 call 3: 168.4 -> 159.7, 167.1 -> 158.9);
+// gpu_check 43/43 on that cubin (c8p4, SASS md5 791e0518). 0: page size 1 only (session 35's
+// cubin; call 2's build of the same loader, c8, ran 181.7 / 179.0 µs at pages 1 / 4: its softmax
+// came out in another order).
 #ifndef MLA_WG_CP8_MAX_LOG2
-#define MLA_WG_CP8_MAX_LOG2 0
+#define MLA_WG_CP8_MAX_LOG2 2
 #endif
-// MLA_WG_CP8_WG1 (candidate, 0; session 35, not yet timed): MLA_WG_CP8's copies issued by warpgroup
-// 1 alone (its 128 threads, 36 copies each, two commit groups a tile), so the MMA warpgroup holds
-// no copy outstanding when its softmax fences P^T (the hypothesis of performance.md session 35
-// call 3: that fence, MEMBAR.ALL.CTA, may wait for the thread's own outstanding cp.async copies).
+// MLA_WG_CP8_WG1 (measured, off; session 36 call 1): MLA_WG_CP8's copies issued by warpgroup 1
+// alone (its 128 threads, 36 copies each, two commit groups a tile), so that the MMA warpgroup holds
+// no copy outstanding when its softmax fences P^T. Page 1 161.0 -> 162.1 (c8w1) / 162.0 (c8w1p4);
+// with the loader at pages 2 and 4 too (c8w1p4) 160.0 / 159.7 against c8p4's 159.6 / 158.5. The
+// hypothesis it tested (session 35: that fence, MEMBAR.ALL.CTA, waits for the thread's own
+// outstanding cp.async copies) is refuted: c8p4 without the fence (MLA_WG_ABLATE=256) ran level
+// (161.4 / 159.5 / 159.0 against 161.2 / 159.6 / 158.5).
 #ifndef MLA_WG_CP8_WG1
 #define MLA_WG_CP8_WG1 0
 #endif
