@@ -31,12 +31,13 @@ __host__ __device__
 // 1 / d within 1 ulp (__fdividef: div.approx, MUFU.RCP; a pure intrinsic, so uses with one d share it)
 __device__ __forceinline__ float rcp_approx(int d) { return __fdividef(1.0f, static_cast<float>(d)); }
 
-// MLA_DIV_RCP (shipped 1 since session 34, but 0 in the wg bf16/bf16 cubin: its .cu says why):
+// MLA_DIV_RCP (shipped 1 since session 34; in the wg bf16/bf16 cubin at `q_row` only in session 35
+// and at every site since session 36: its .cu says why):
 // the decode bodies' tile rows divided through divmod_rd; 0, the plain `/` and `%` (the cubins
 // before session 34). Measured with MLA_LOADQ_ROW (wg_common.cuh), session 34 call 1, same
 // machine: 128 heads -4.9 µs, bf16 Q / fp8 KV -1.5, fp8 16 heads -2.7, 64 heads +0.2 (level);
 // in the wg bf16/bf16 cubin main job -0.7, b 1 -0.9, b 64 -0.8, 16 x MTP 2 -0.9, but page 1
-// +36 (call 2).
+// +36 (call 2) on that cubin's old cp.async loader.
 #ifndef MLA_DIV_RCP
 #define MLA_DIV_RCP 1
 #endif

@@ -7,21 +7,19 @@
 #ifndef MLA_WG_SCHAINS16
 #define MLA_WG_SCHAINS16 2
 #endif
-// The tile-row division (small_div.cuh) only where Q rows are addressed (`q_row`, site 1), and Q
-// copied row by row (wg_common.cuh): with the division at every site this cubin's cp.async ring
-// (page sizes below 8, no TMA) ran the page-1 row 192.6 -> 228.8 µs (session 34 call 2, the same
-// machine); the division in the work's row limit and stores moved code inside that ring's
-// softmax, where the Q copies and `q_row` do not (SASS opcode diffs, session 34). This form (qs1)
-// shipped in session 35: page 1 level, the TMA rows -0.2 to -0.5 µs (call 1, same machine); with
-// all three at 0 the SASS is session 33's (4cd4cf24).
+// The tile-row division (small_div.cuh) by one reciprocal at every site and Q copied row by row
+// (wg_common.cuh), as in the other decode cubins since session 36. History: with the division at
+// every site this cubin's cp.async ring (page sizes below 8, no TMA) ran the page-1 row 192.6 ->
+// 228.8 µs on its old loader (TileLoader, session 34 call 2), so session 35 shipped the division at
+// `q_row` only (MLA_DIV_RCP_SITES 1, qs1); on the 8-threads-a-line loader (MLA_WG_CP8) every site
+// holds page 1 (161.2 -> 160.1) and gains 0.1-0.8 µs on the TMA rows (session 36 call 2, same
+// machine; b 1536 874.9 -> 874.7 in call 3; gpu_check 43/43 there, SASS md5 564ea36e). With all
+// three at 0 the SASS is session 33's (4cd4cf24).
 #ifndef MLA_DIV_RCP
 #define MLA_DIV_RCP 1
 #endif
 #ifndef MLA_LOADQ_ROW
 #define MLA_LOADQ_ROW 1
-#endif
-#ifndef MLA_DIV_RCP_SITES
-#define MLA_DIV_RCP_SITES 1
 #endif
 #include "decode/decode_wgmma.cuh"
 

@@ -375,8 +375,8 @@ __device__ __forceinline__ const char* q_row(const mla_decode_params& p, const m
 // past w.nrows are zero. bf16 Q: cp.async, one commit group (the caller waits); fp8 Q: loaded,
 // widened and stored by the threads (visible after the next barrier). All NT threads (tid = 0 ..
 // NT - 1) call it.
-// MLA_LOADQ_ROW (shipped 1 since session 34 but in the wg bf16/bf16 cubin, measured with
-// MLA_DIV_RCP: small_div.cuh): bf16 Q
+// MLA_LOADQ_ROW (shipped 1 since session 34, in the wg bf16/bf16 cubin since session 35; measured
+// with MLA_DIV_RCP: small_div.cuh): bf16 Q
 // with NT a multiple of ROWS copied row by row (NT / ROWS threads a row, one row address each);
 // 0, chunk c = tid + NT k of the tile (a row address, with its division by kernel_heads, for
 // every chunk: 5-36 unrolled copies).
