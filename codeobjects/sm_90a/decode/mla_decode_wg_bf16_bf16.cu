@@ -8,13 +8,12 @@
 #define MLA_WG_SCHAINS16 2
 #endif
 // The tile-row division (small_div.cuh) by one reciprocal at every site and Q copied row by row
-// (wg_common.cuh), as in the other decode cubins since session 36. History: with the division at
+// (wg_common.cuh), as the other decode cubins have had since session 34. History: with the division at
 // every site this cubin's cp.async ring (page sizes below 8, no TMA) ran the page-1 row 192.6 ->
 // 228.8 µs on its old loader (TileLoader, session 34 call 2), so session 35 shipped the division at
 // `q_row` only (MLA_DIV_RCP_SITES 1, qs1); on the 8-threads-a-line loader (MLA_WG_CP8) every site
 // holds page 1 (161.2 -> 160.1) and gains 0.1-0.8 µs on the TMA rows (session 36 call 2, same
-// machine; b 1536 874.9 -> 874.7 in call 3; gpu_check 43/43 there, SASS md5 564ea36e). With all
-// three at 0 the SASS is session 33's (4cd4cf24).
+// machine; b 1536 874.9 -> 874.7 in call 3; gpu_check 43/43 there, SASS md5 564ea36e).
 #ifndef MLA_DIV_RCP
 #define MLA_DIV_RCP 1
 #endif

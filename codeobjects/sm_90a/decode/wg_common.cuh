@@ -87,13 +87,14 @@
 #ifndef MLA_WG_CP8
 #define MLA_WG_CP8 1
 #endif
-// The largest page size (log2) that MLA_WG_CP8's loader serves; larger pages on the cp.async path
-// (below 8, or no tensor map) keep TileLoader<false, 4>. Shipped 2 (every page size below 8) since
-// session 36: pages 2 and 4 169.6 -> 159.6 and 167.6 -> 158.5 µs, page 1 161.0 -> 161.2, the main
-// job 153.2 -> 153.4 (call 1, same machine; session 35 call 3: 168.4 -> 159.7, 167.1 -> 158.9);
-// gpu_check 43/43 on that cubin (c8p4, SASS md5 791e0518). 0: page size 1 only (session 35's
-// cubin; call 2's build of the same loader, c8, ran 181.7 / 179.0 µs at pages 1 / 4: its softmax
-// came out in another order).
+// The largest page size (log2) that MLA_WG_CP8's loader serves on the cp.async path; pages of 8
+// and more without a tensor map keep TileLoader<false, 4>. Shipped 2 (every page size below 8)
+// since session 36: pages 2 and 4 169.6 -> 159.6 and 167.6 -> 158.5 µs, page 1 161.0 -> 161.2,
+// the main job 153.2 -> 153.4 (call 1, same machine, against session 35's cubin; session 35 call
+// 3: 168.4 -> 159.7, 167.1 -> 158.9 against session 34's); gpu_check 43/43 on that cubin (c8p4,
+// SASS md5 791e0518). 0: page size 1 only (session 35's cubin). Session 35 call 2's build of this
+// loader at every small page (c8) ran 181.7 / 179.0 µs at pages 1 / 4: its softmax came out in
+// another order.
 #ifndef MLA_WG_CP8_MAX_LOG2
 #define MLA_WG_CP8_MAX_LOG2 2
 #endif

@@ -4,9 +4,14 @@
 # (qm_common.cuh: the epilogue's factors once, the division, the stores), against the shipped
 # body on the same 3-D map (the seesaw runs only where launch_kv_tma is 1).
 #   build (no -Werror: the division's slow-path call takes a 16-byte stack frame at 255 registers):
-#   nvcc ... -Xptxas=-warn-spills,-warn-lmem-usage -DMLA_QM_SEESAW=1 mla_decode_qm_bf16_bf16.cu  # 10fb8732
+#   mkdir -p build-lead/tests/gpu/s29/qmss && /usr/local/cuda/bin/nvcc -gencode=arch=compute_90a,code=sm_90a \
+#     --cubin -O3 -std=c++17 -lineinfo -Xptxas=-warn-spills,-warn-lmem-usage -I codeobjects/sm_90a \
+#     -DMLA_QM_SEESAW=1 codeobjects/sm_90a/decode/mla_decode_qm_bf16_bf16.cu \
+#     -o build-lead/tests/gpu/s29/qmss/mla_decode_qm_bf16_bf16.cubin                      # 10fb8732
 #   BUILD=build-lead scripts/variant_bench.sh table t1 decode/mla_decode.csv launch_kv_tma 1 mla_decode_qm_bf16_bf16_m64
-#   build-var/ss1 = build-var/t1 with the seesaw cubin
+#   mkdir -p build-var/ss1 && cp -r build-var/t1/codeobjects build-var/ss1/ && \
+#     cp build-lead/tests/gpu/s29/qmss/mla_decode_qm_bf16_bf16.cubin build-var/ss1/codeobjects/sm_90a/decode/
+#   carry: build-lead/{src,codeobjects,tools}, build-var/t1, build-var/ss1
 set -u
 O=${OUT:-/tmp/out}; mkdir -p $O
 exec > >(tee $O/s36c5.txt) 2>&1
