@@ -516,8 +516,8 @@ int main(int argc, char** argv) {
                 s.qlen = qlen;
                 s.batch = 40;
                 s.kv_len = 2000;
-                // (pages 4 and 1: the *_fused kernel's cp.async loaders, TileLoader and, at page 1,
-                // issue_tile_cp8 (MLA_WG_CP8); TMA from MLA_KV_TMA_MIN_PAGE = 8)
+                // (pages 4 and 1: the *_fused kernel's cp.async loader issue_tile_cp8, MLA_WG_CP8 at
+                // pages below 8 since session 36; TMA from MLA_KV_TMA_MIN_PAGE = 8)
                 s.page_size = qlen == 1 ? (causal && !lse ? 4 : (lse && !causal ? 1 : 64)) : 16;
                 s.lse = lse;
                 s.causal = causal;

@@ -110,29 +110,10 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         }
 
         // ---- KV tiles: ring slot tile % STAGES ----
-        // (MLA_WG_CPEARLY / MLA_WG_CP8, wg_common.cuh: the 16-row bf16 cp.async path only)
-        constexpr bool kCpEarly = MLA_WG_CPEARLY && N == 16 && !KV8 && !MLA_WG_NOLOAD;
-        // (its wait, cp_wait<STAGES - 1> while a later tile exists, counts on one later group: 2 slots)
-        static_assert(!kCpEarly || C::STAGES == 2, "MLA_WG_CPEARLY's waits assume a 2-slot ring");
+        // (MLA_WG_CP8, wg_common.cuh: the 16-row bf16 cp.async path only)
         constexpr bool kCp8 = MLA_WG_CP8 && N == 16 && !KV8;
         const bool cp8 = kCp8 && !tma && p.page_size_log2 <= MLA_WG_CP8_MAX_LOG2;  // (uniform)
         [[maybe_unused]] PagePrefetch2 pf2;  // (kCp8: the next cp.async tile's two pages per thread)
-        // (MLA_WG_CP8_WG1: warpgroup 1 alone issues the copies, each thread as loader threads wt and
-        // wt + 128 of issue_tile_cp8, pf2 and pf2b their pages; the MMA warpgroup holds none)
-        constexpr bool kW1 = kCp8 && MLA_WG_CP8_WG1 && C::NC == 1;
-        [[maybe_unused]] PagePrefetch2 pf2b;
-        auto issue_cp8 = [&](int tile, int stage) {  // (kW1: warpgroup 1's threads only)
-            if constexpr (kW1) {
-                issue_tile_cp8(p, w, tile, n_tiles, sbase + C::OFF_KV + stage * kTile, tokok + stage * kTN, tid & 127, pf2);
-                issue_tile_cp8(p, w, tile, n_tiles, sbase + C::OFF_KV + stage * kTile, tokok + stage * kTN, (tid & 127) + 128, pf2b);
-            }
-        };
-        auto fetch_cp8 = [&](int tile) {
-            if constexpr (kW1) {
-                pf2.fetch(p, w, tile, n_tiles, tid & 127);
-                pf2b.fetch(p, w, tile, n_tiles, (tid & 127) + 128);
-            }
-        };
         auto issue_pf = [&](int tile, const PagePrefetch& pg) {
             const int stage = tile % C::STAGES;
             const uint32_t slot = sbase + C::OFF_KV + stage * (KV8 ? kRaw8 : kTile);
@@ -142,8 +123,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 issue_tile<KV8>(p, w, tile, n_tiles, slot, tokok + stage * kTN, tid, pg);
         };
         // (wg_common.cuh; 64 rows spill with it; 32 rows: MLA_WG_EARLY32)
-        const bool early = (MLA_WG_EARLY && (N == 16 || (MLA_WG_EARLY32 && N == 32 && C::NC == 1)) && tma) ||
-                           (kCpEarly && !tma);
+        const bool early = MLA_WG_EARLY && (N == 16 || (MLA_WG_EARLY32 && N == 32 && C::NC == 1)) && tma;
         // (a loop to `ahead` compiles to a different, unverified cubin: docs/runs/session10-build-checks.txt)
         const int ahead = early ? C::STAGES : C::STAGES - 1;  // tiles issued before the loop
 #pragma unroll
@@ -151,13 +131,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             if (s >= ahead) break;
             if constexpr (kCp8) {
                 if (cp8) {  // (the fast start's page reads are for the 4-thread loader: not used)
-                    if constexpr (kW1) {
-                        if (wg == 1) {
-                            fetch_cp8(s);
-                            issue_cp8(s, s);
-                        }
-                        continue;
-                    }
                     pf2.fetch(p, w, s, n_tiles, tid);
                     issue_tile_cp8(p, w, s, n_tiles, sbase + C::OFF_KV + s * kTile, tokok + s * kTN, tid, pf2);
                     continue;
@@ -179,13 +152,11 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         // decoupled warpgroups (MLA_WG_DEC): warpgroup 1 issues tiles 2, 3, ... with 2 threads per token
         // (not under the MLA_WG_NOLOAD hook: there warpgroup 0 would not wait for warpgroup 1's
         // tiles, and could arrive on an EMPTY id twice before warpgroup 1 syncs on it)
-        const bool dec = MLA_WG_DEC && !MLA_WG_NOLOAD && early && (!kCpEarly || tma);  // (TMA only)
+        const bool dec = MLA_WG_DEC && !MLA_WG_NOLOAD && early;
         const int wt = tid & 127;
         // the page of the tile the loop issues next, looked up one tile ahead
         PagePrefetch pf;
-        if (kW1 && cp8) {
-            if (wg == 1) fetch_cp8(ahead);
-        } else if (cp8) pf2.fetch(p, w, ahead, n_tiles, tid);
+        if (cp8) pf2.fetch(p, w, ahead, n_tiles, tid);
         else pf.fetch(p, w, ahead, n_tiles, dec ? wt >> 1 : tid >> 2, dec ? (wt & 1) == 0 : (tid & 3) == 0);
         if (dec) {  // Q (cp.async by all threads) visible to the MMA warpgroup; no barrier A follows
             cp_wait<0>();
@@ -203,12 +174,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         const int r0 = 16 * wl + (lane >> 2);  // this thread's output dims r0, r0 + 8 of a block
 
         auto issue_ahead = [&](int tile) {  // tile's copies with pf's page; then the next tile's page
-            if (kW1 && cp8) {
-                if (wg == 1) {
-                    issue_cp8(tile, tile % C::STAGES);
-                    fetch_cp8(tile + 1);
-                }
-            } else if (cp8) {
+            if (cp8) {
                 issue_tile_cp8(p, w, tile, n_tiles, sbase + C::OFF_KV + (tile % C::STAGES) * kTile,
                                tokok + (tile % C::STAGES) * kTN, tid, pf2);
                 pf2.fetch(p, w, tile + 1, n_tiles, tid);
@@ -248,8 +214,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
                 if (__any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0))
                     zero_flagged_v(smem + C::OFF_KV + stage * kTile, tk, wt, 1);
             } else if (!tma) {
-                if (kCpEarly && tile + 1 < n_tiles) cp_wait<C::STAGES - 1>();  // (tile + 1's group pending)
-                else cp_wait<C::STAGES - 2>();
+                cp_wait<C::STAGES - 2>();
             } else {
                 if (tile == 0) cp_wait<0>();  // Q (cp.async)
                 if (!(MLA_WG_NOLOAD && early && tile >= C::STAGES)) {

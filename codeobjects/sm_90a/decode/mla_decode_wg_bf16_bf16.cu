@@ -13,13 +13,8 @@
 // 228.8 µs on its old loader (TileLoader, session 34 call 2), so session 35 shipped the division at
 // `q_row` only (MLA_DIV_RCP_SITES 1, qs1); on the 8-threads-a-line loader (MLA_WG_CP8) every site
 // holds page 1 (161.2 -> 160.1) and gains 0.1-0.8 µs on the TMA rows (session 36 call 2, same
-// machine; b 1536 874.9 -> 874.7 in call 3; gpu_check 43/43 there, SASS md5 564ea36e).
-#ifndef MLA_DIV_RCP
-#define MLA_DIV_RCP 1
-#endif
-#ifndef MLA_LOADQ_ROW
-#define MLA_LOADQ_ROW 1
-#endif
+// machine; b 1536 874.9 -> 874.7 in call 3; gpu_check 43/43 there, SASS md5 564ea36e). So this
+// cubin takes MLA_DIV_RCP, MLA_DIV_RCP_SITES and MLA_LOADQ_ROW at their defaults.
 #include "decode/decode_wgmma.cuh"
 
 MLA_DECODE_WG_KERNEL(bf16, bf16, false, false, 16)

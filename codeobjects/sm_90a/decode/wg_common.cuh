@@ -66,15 +66,12 @@
 #ifndef MLA_WG_EARLY32
 #define MLA_WG_EARLY32 1
 #endif
-// MLA_WG_CPEARLY (measured, off): the 16-row bf16-KV ring body's cp.async path (page sizes below
-// 8, or no tensor map) on the early refill of its TMA path: a work's first STAGES (2) tiles issued
-// together, each slot refilled by all 256 threads at a second CTA barrier (B) once its tile's MMAs
-// are done, so 1-2 tiles (73.7-147 KB) are in flight instead of 0-1; the wait for tile t leaves
-// tile t + 1's group pending (cp.async.wait_group 1; 0 at the last tile). Session 35 call 2: page
-// 1 194.5 -> 253.3 µs, page 4 167.5 -> 221.9 (more bytes in flight is slower on this ring).
-#ifndef MLA_WG_CPEARLY
-#define MLA_WG_CPEARLY 0
-#endif
+// Measured and removed (their code is at 6b914ee, decode_wgmma.cuh): MLA_WG_CPEARLY, the cp.async
+// path of the 16-row bf16-KV ring on the TMA path's early refill (two tiles in flight; session 35
+// call 2: page 1 194.5 -> 253.3 µs, page 4 167.5 -> 221.9), and MLA_WG_CP8_WG1, MLA_WG_CP8's
+// copies issued by warpgroup 1 alone (session 36 call 1: page 1 161.0 -> 162.1; it tested whether
+// the softmax's proxy fence waits for the MMA warpgroup's own outstanding copies, refuted by the
+// fence dropped, MLA_WG_ABLATE=256: level at pages 1, 2 and 4).
 // MLA_WG_CP8 (shipped 1 since session 35, at the page sizes of MLA_WG_CP8_MAX_LOG2): the same
 // path's tile copies by 8 threads a 128-byte line (issue_tile_cp8, kv_load.cuh): thread t copies
 // 16-byte chunk t % 8 of every 64-column block of tokens t / 8 and t / 8 + 32 (2 page lookups, 18
@@ -97,16 +94,6 @@
 // another order.
 #ifndef MLA_WG_CP8_MAX_LOG2
 #define MLA_WG_CP8_MAX_LOG2 2
-#endif
-// MLA_WG_CP8_WG1 (measured, off; session 36 call 1): MLA_WG_CP8's copies issued by warpgroup 1
-// alone (its 128 threads, 36 copies each, two commit groups a tile), so that the MMA warpgroup holds
-// no copy outstanding when its softmax fences P^T. Page 1 161.0 -> 162.1 (c8w1) / 162.0 (c8w1p4);
-// with the loader at pages 2 and 4 too (c8w1p4) 160.0 / 159.7 against c8p4's 159.6 / 158.5. The
-// hypothesis it tested (session 35: that fence, MEMBAR.ALL.CTA, waits for the thread's own
-// outstanding cp.async copies) is refuted: c8p4 without the fence (MLA_WG_ABLATE=256) ran level
-// (161.4 / 159.5 / 159.0 against 161.2 / 159.6 / 158.5).
-#ifndef MLA_WG_CP8_WG1
-#define MLA_WG_CP8_WG1 0
 #endif
 // Measurement hook (session 14; shipped 0): -DMLA_WG_TMA_ONLY=1 makes the 16-row bf16-KV kernel
 // assume the host's tensor map and drops its cp.async path, to test whether that code costs time
