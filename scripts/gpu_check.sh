@@ -7,7 +7,8 @@
 # the Python GPU tests against a
 # float64 torch reference, round-robin context parallel (examples/context_parallel.py: shards on
 # one GPU, and over NCCL with two GPUs), and the main job (`mla run`). Logs go to $OUT (default ./gpu-logs);
-# the last line is "N passed, N failed". Exit status: nonzero if any check failed.
+# the last line is "N passed, N failed". Exit status: nonzero if any check failed. ONLY=REGEX runs
+# only the steps whose name matches (e.g. ONLY=tileloader).
 set -u
 BUILD=${BUILD:-build}
 OUT=${OUT:-gpu-logs}
@@ -20,6 +21,7 @@ failed=0
 step() {  # step NAME TIMEOUT COMMAND...: runs, logs to $OUT/NAME.log, prints one line
     local name=$1 limit=$2
     shift 2
+    if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return; fi
     local t0=$SECONDS
     timeout "$limit" "$@" </dev/null >"$OUT/$name.log" 2>&1
     local rc=$?
@@ -29,6 +31,19 @@ step() {  # step NAME TIMEOUT COMMAND...: runs, logs to $OUT/NAME.log, prints on
 nvidia-smi -L 2>&1 | head -1
 step smoke 30 "$BUILD/tests/core/test_gpu_smoke"
 step decode_test 240 "$BUILD/tests/gpu/gpu_decode_test" ${QUICK:+--quick}
+# The 16-row bf16 kernel's TileLoader (cp.async, 4 threads a token) at pages of 8 tokens and more:
+# the shipped table gives those rows a tensor map (launch_kv_tma 2), so that loader runs there only
+# where the driver cannot encode one (no cuTensorMapEncodeTiled). A copy of the code objects whose
+# table says launch_kv_tma 0 on the 16-row bf16 rows forces it: the decode test's quick set and a
+# memcheck run under that copy (session 37).
+CPL="$OUT/m16_tileloader"
+rm -rf "$CPL" && cp -r "$BUILD/codeobjects" "$CPL" &&
+    awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "launch_kv_tma") c = i; if ($i == "knl_name") k = i } }
+        NR > 1 && c && $k ~ /^mla_decode_wg_bf16_bf16_m16/ { $c = 0 } { print }' \
+        "$BUILD/codeobjects/sm_90a/decode/mla_decode.csv" >"$CPL/sm_90a/decode/mla_decode.csv"
+step decode_test_m16_tileloader 240 env MLA_CODEOBJECT_DIR="$CPL" "$BUILD/tests/gpu/gpu_decode_test" --quick
+step sanitizer_m16_tileloader 120 env MLA_CODEOBJECT_DIR="$CPL" compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$T" run --batch 5 --kv-len 300 --heads 16 --page-size 16 --long-first 30 --fused-reduce --iters 1 --check -1
 step plan_device 120 env MLA_GPU_PLAN_SWEEP=${PLAN_SWEEP:-100} "$BUILD/tests/planner/test_gpu_plan"
 step graph 120 "$BUILD/tests/planner/test_gpu_graph"
 step merge 60 "$BUILD/tests/cp/test_gpu_merge"
