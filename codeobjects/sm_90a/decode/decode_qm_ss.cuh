@@ -41,6 +41,17 @@
 #ifndef MLA_QM_SS_STAGGER
 #define MLA_QM_SS_STAGGER 0
 #endif
+// MLA_QM_SS_ORDER=1 (session 37, measurement build): warpgroup 1 takes P0 first, as the plain
+// online softmax orders it: after SC0 and softmax 1 (SC1), O_R = sc0 O_R + P0 V0_R, and once it
+// is done slot 0's late blocks (4..7) are refilled, a P.V earlier than after (P0 sc1) V0_R at the
+// pair's end (order 0, session 17's); then O_R = sc1 O_R + P1 V1_R. P0 goes to the exchange buffer at SC0, P1 at SC1 (each side reads the other's
+// P into registers before it writes its own); both softmaxes take the lazy running max
+// (MLA_QM_LAZY) and the rescale skip, as the shipped body does. Session 37 call 2 placed the
+// seesaw's loss in its loads: its chain alone 228.3 µs at 128 heads (staggered), the shipped
+// body's 247.6, with loads 315.3 against 273.5.
+#ifndef MLA_QM_SS_ORDER
+#define MLA_QM_SS_ORDER 0
+#endif
 
 namespace mla_wg {
 
@@ -62,6 +73,142 @@ struct CfgQSS {
 // masked rows), SC0, SC1, P0 and, with MLA_QM_SS_STAGGER, S0 (each: arrive by one warpgroup, sync
 // by the other)
 constexpr int kSsWg0 = 5, kSsSc0 = 6, kSsSc1 = 7, kSsP0 = 8, kSsWg1 = 9, kSsS0 = 10;
+
+// The pairs of a work in MLA_QM_SS_ORDER 1 (above): both warpgroups' loops; `issue`, `wait_fill`
+// and the page prefetches pe / po as decode_qm_ss_body defines them.
+template <class Issue, class WaitFill>
+__device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
+                                                     uint32_t sbase, uint64_t dQ, int n_tiles, float sl2,
+                                                     const int (&lim)[2], int cq, int r0, int wt, int wg, int lane,
+                                                     float (&m_run)[2], float (&l_run)[2], float (&o)[128],
+                                                     Issue& issue, PagePrefetch& pe, PagePrefetch& po,
+                                                     WaitFill& wait_fill) {
+    using C = CfgQSS;
+    float2* scx = reinterpret_cast<float2*>(smem + C::OFF_SC);
+    int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);
+    uint4* px = reinterpret_cast<uint4*>(smem + C::OFF_PX);
+    constexpr int kE0 = 0, kL0 = 1, kL1 = 2, kE1 = 3;
+    auto slot = [&](int s) { return C::OFF_KV + s * kTile; };
+    // the lazy max's factor exactly 1 where the row max stayed (qm_pv_scaled_issue's skip)
+    auto lazy_one = [](float (&sc)[2], const float (&mi)[2], const float (&mo)[2]) {
+        if constexpr (MLA_QM_LAZY > 0) {
+            sc[0] = mo[0] == mi[0] ? 1.f : sc[0];
+            sc[1] = mo[1] == mi[1] ? 1.f : sc[1];
+        }
+    };
+    if (wg == 0) {
+        for (int t0 = 0; t0 < n_tiles; t0 += 2) {
+            const bool has1 = t0 + 1 < n_tiles;
+            float sacc[32];
+            wait_fill(kE0);
+            reg_fence(sacc);
+            wg_fence();
+            qm_s_steps<0, 16, true>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
+            qm_s_steps<32, 36, false>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
+            wait_fill(kL0);
+            qm_s_steps<16, 32, false>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
+            wg_commit();
+            wg_wait0();
+            if (MLA_QM_SS_STAGGER) bar_arrive(kSsS0, 256);
+            reg_fence(sacc);
+            float m0[2], sc0[2];
+            uint32_t a[4][4];
+            const bool masked = qm_softmax_p<true, MLA_QM_LAZY>(sacc, tokok, w.tok_begin + t0 * kTN, lim, sl2, cq,
+                                                               m_run, m0, sc0, l_run, a);
+            lazy_one(sc0, m_run, m0);
+            // every warp sees all 64 flags (a quad covers the tile's tokens): a uniform branch
+            if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(0), tokok, wt, kSsWg0);
+            if ((lane & 3) == 0) {
+                scx[r0] = make_float2(m0[0], sc0[0]);
+                scx[r0 + 8] = make_float2(m0[1], sc0[1]);
+            }
+            qm_store_p(px, a, wt);  // P0 for warpgroup 1 (it read the last P1 here before SC1)
+            fence_proxy_async();    // zeroed rows -> warpgroup 1's P.V (async proxy)
+            bar_arrive(kSsSc0, 256);
+            // O_L = sc0 O_L + P0 V0_L, waited for: slot 0's early blocks are then free
+            qm_pv(o, sc0, a, sw128_desc(sbase + slot(0), kVLbo, kVSbo));
+            fence_proxy_async();
+            issue(t0 + 2, pe);
+            pe.fetch(p, w, t0 + 4, n_tiles, wt >> 1, (wt & 1) == 0);
+
+            bar_sync(kSsSc1, 256);  // (m1, sc1), P1, the zeroed rows of slot 1
+            const float2 v0 = scx[64 + r0], v1 = scx[64 + r0 + 8];
+            const float sc1[2] = {v0.y, v1.y};
+            m_run[0] = v0.x;
+            m_run[1] = v1.x;
+            l_run[0] *= sc1[0];
+            l_run[1] *= sc1[1];
+            if (has1) {  // O_L = sc1 O_L + P1 V1_L, waited for: slot 1's late blocks are then free
+                uint32_t a1[4][4];
+                qm_load_p(px, a1, wt);
+                wait_fill(kL1);
+                qm_pv(o, sc1, a1, sw128_desc(sbase + slot(1), kVLbo, kVSbo));
+                fence_proxy_async();
+                issue(t0 + 3, po);
+                po.fetch(p, w, t0 + 5, n_tiles, wt >> 1, (wt & 1) == 0);
+            }
+        }
+    } else {
+        for (int t0 = 0; t0 < n_tiles; t0 += 2) {
+            const bool has1 = t0 + 1 < n_tiles;
+            float sacc[32];
+            if (has1) {  // S1, committed, not waited for
+                wait_fill(kE1);
+                if (MLA_QM_SS_STAGGER) bar_sync(kSsS0, 256);
+                reg_fence(sacc);
+                wg_fence();
+                qm_s_steps<16, 36, true>(sacc, dQ, sw128_desc(sbase + slot(1), 16, 1024));
+                wait_fill(kL1);
+                qm_s_steps<0, 16, false>(sacc, dQ, sw128_desc(sbase + slot(1), 16, 1024));
+                wg_commit();
+            } else if (MLA_QM_SS_STAGGER) {
+                bar_sync(kSsS0, 256);
+            }
+            bar_sync(kSsSc0, 256);  // (m0, sc0), P0, the zeroed rows of slot 0
+            const float2 v0 = scx[r0], v1 = scx[r0 + 8];
+            const float m0[2] = {v0.x, v1.x};
+            const float sc0[2] = {v0.y, v1.y};
+            float l1[2] = {l_run[0] * sc0[0], l_run[1] * sc0[1]};
+            float m1[2] = {m0[0], m0[1]}, sc1[2] = {1.f, 1.f};
+            uint32_t a[4][4];
+            bool masked = false;
+            if (has1) {  // softmax 1 with nothing pending (ptxas serialises wgmmas whose stage sees
+                         // their accumulators touched, C7514 / C7515)
+                wg_wait0();
+                reg_fence(sacc);
+                masked = qm_softmax_p<true, MLA_QM_LAZY>(sacc, tokok + kTN, w.tok_begin + (t0 + 1) * kTN, lim, sl2, cq,
+                                                        m0, m1, sc1, l1, a);
+                lazy_one(sc1, m0, m1);
+                if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(1), tokok + kTN, wt, kSsWg1);
+            }
+            uint32_t a0[4][4];
+            qm_load_p(px, a0, wt);       // P0 (this thread's slots), read before P1 goes there
+            if (has1) qm_store_p(px, a, wt);
+            if ((lane & 3) == 0) {
+                scx[64 + r0] = make_float2(m1[0], sc1[0]);
+                scx[64 + r0 + 8] = make_float2(m1[1], sc1[1]);
+            }
+            fence_proxy_async();  // zeroed rows -> warpgroup 0's P.V (async proxy)
+            bar_arrive(kSsSc1, 256);
+            l_run[0] = l1[0];
+            l_run[1] = l1[1];
+            m_run[0] = m1[0];
+            m_run[1] = m1[1];
+            // O_R = sc0 O_R + P0 V0_R, waited for: slot 0's late blocks are then free
+            wait_fill(kL0);
+            qm_pv(o, sc0, a0, sw128_desc(sbase + slot(0) + 4 * kBlk, kVLbo, kVSbo));
+            fence_proxy_async();
+            issue(t0 + 2, pe);
+            pe.fetch(p, w, t0 + 4, n_tiles, wt >> 1, (wt & 1) == 0);
+            if (has1) {  // O_R = sc1 O_R + P1 V1_R, waited for: slot 1's early blocks are then free
+                qm_pv(o, sc1, a, sw128_desc(sbase + slot(1) + 4 * kBlk, kVLbo, kVSbo));
+                fence_proxy_async();
+                issue(t0 + 3, po);
+                po.fetch(p, w, t0 + 5, n_tiles, wt >> 1, (wt & 1) == 0);
+            }
+        }
+    }
+}
 
 template <int M>
 __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, char* smem) {
@@ -137,7 +284,10 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
         int lim[2];
         qm_work_start(p, w, smem, sbase, C::OFF_Q, r0, m_run, l_run, lim, o);
 
-        if (wg == 0) {
+        if constexpr (MLA_QM_SS_ORDER == 1) {
+            qm_ss_pairs_p0_first(p, w, smem, sbase, dQ, n_tiles, sl2, lim, cq, r0, wt, wg, lane, m_run, l_run, o,
+                                 issue, pe, po, wait_fill);
+        } else if (wg == 0) {
             for (int t0 = 0; t0 < n_tiles; t0 += 2) {
                 const bool has1 = t0 + 1 < n_tiles;
                 float sacc[32];
