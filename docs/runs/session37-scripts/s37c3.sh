@@ -7,13 +7,13 @@
 #   -Xptxas=-warn-spills,-warn-lmem-usage -I codeobjects/sm_90a -DMLA_QM_SEESAW=1 FLAGS
 #   codeobjects/sm_90a/decode/mla_decode_qm_bf16_bf16.cu -o build-lead/tests/gpu/s29/NAME/...cubin;
 #   build-var/NAME = build-var/t1 with that cubin
-#   carry: build-lead/{src,codeobjects,tools}, build-var/{t1,qmcha,sss,sssa,ssbs,ssb,ssbsa}
+#   carry: build-lead/{src,codeobjects,tools}, build-var/s37 (= build-var/{t1,qmcha,sss,sssa,ssbs,ssb,ssbsa})
 set -u
 O=${OUT:-/tmp/out}; mkdir -p $O
 exec > >(tee $O/s37c3.txt) 2>&1
 export LD_LIBRARY_PATH=$PWD/build-lead/src MLA_CODEOBJECT_DIR=$PWD/build-lead/codeobjects
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm --format=csv,noheader
-T=build-lead/tools/mla/mla; V=scripts/variant_bench.sh; F="--fixed"; B=build-var
+T=build-lead/tools/mla/mla; V=scripts/variant_bench.sh; F="--fixed"; B=build-var/s37
 for v in ssbs ssb; do
   for a in "--heads 128" "--heads 64" "--heads 128 --qlen 2" "--heads 64 --page-size 16" "--heads 128 --long-first 9"; do
     echo "== check $v $a"; MLA_CODEOBJECT_DIR=$B/$v/codeobjects timeout 30 $T run --batch 24 --kv-len 3000 --varlen $a --check -1 --iters 2 2>&1 | grep -E "check:|FAIL|rror"
