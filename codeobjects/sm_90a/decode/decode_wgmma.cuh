@@ -117,12 +117,6 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
         auto issue_pf = [&](int tile, const PagePrefetch& pg) {
             const int stage = tile % C::STAGES;
             const uint32_t slot = sbase + C::OFF_KV + stage * (KV8 ? kRaw8 : kTile);
-            if constexpr (kCp8 && MLA_WG_CP8_FOLD) {
-                if (cp8) {
-                    issue_tile_cp8(p, w, tile, n_tiles, slot, tokok + stage * kTN, tid, pf2);
-                    return;
-                }
-            }
             if (tma)
                 issue_tile_tma(p, w, tile, n_tiles, stage, slot, tokok + stage * kTN, bar0 + 8 * stage, pg, &zero);
             else
@@ -138,8 +132,7 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
             if constexpr (kCp8) {
                 if (cp8) {  // (the fast start's page reads are for the 4-thread loader: not used)
                     pf2.fetch(p, w, s, n_tiles, tid);
-                    if constexpr (MLA_WG_CP8_FOLD) issue_pf(s, PagePrefetch{});
-                    else issue_tile_cp8(p, w, s, n_tiles, sbase + C::OFF_KV + s * kTile, tokok + s * kTN, tid, pf2);
+                    issue_tile_cp8(p, w, s, n_tiles, sbase + C::OFF_KV + s * kTile, tokok + s * kTN, tid, pf2);
                     continue;
                 }
             }
@@ -182,10 +175,8 @@ __device__ __forceinline__ void decode_wg_body(const mla_decode_params& p, char*
 
         auto issue_ahead = [&](int tile) {  // tile's copies with pf's page; then the next tile's page
             if (cp8) {
-                if constexpr (MLA_WG_CP8_FOLD) issue_pf(tile, pf);
-                else
-                    issue_tile_cp8(p, w, tile, n_tiles, sbase + C::OFF_KV + (tile % C::STAGES) * kTile,
-                                   tokok + (tile % C::STAGES) * kTN, tid, pf2);
+                issue_tile_cp8(p, w, tile, n_tiles, sbase + C::OFF_KV + (tile % C::STAGES) * kTile,
+                               tokok + (tile % C::STAGES) * kTN, tid, pf2);
                 pf2.fetch(p, w, tile + 1, n_tiles, tid);
             } else {
                 issue_pf(tile, pf);

@@ -95,12 +95,9 @@
 #ifndef MLA_WG_CP8_MAX_LOG2
 #define MLA_WG_CP8_MAX_LOG2 2
 #endif
-// MLA_WG_CP8_FOLD=1 (session 37, measurement build; 0 shipped): the cp8 copies issued through
-// decode_wgmma.cuh's issue_pf helper (one slot-address computation) instead of beside it (three).
-// Session 36 found it changes the ring's SASS (564ea36e -> 47c8f110); it is timed at pages 1, 2, 4.
-#ifndef MLA_WG_CP8_FOLD
-#define MLA_WG_CP8_FOLD 0
-#endif
+// (Measured off, session 37 call 1: the cp8 copies issued through decode_wgmma.cuh's issue_pf
+// helper, MLA_WG_CP8_FOLD at 1914396: page 1 160.6 -> 161.0 µs, pages 2 / 4 and the main job
+// level.)
 // Measurement hook (session 14; shipped 0): -DMLA_WG_TMA_ONLY=1 makes the 16-row bf16-KV kernel
 // assume the host's tensor map and drops its cp.async path, to test whether that code costs time
 // (invalid, and may fault or hang, without a tensor map: page size below 8, or launch_kv_tma 0).
