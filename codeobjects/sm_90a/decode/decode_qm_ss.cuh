@@ -49,6 +49,9 @@
 // (MLA_QM_LAZY) and the rescale skip, as the shipped body does. Session 37 call 2 placed the
 // seesaw's loss in its loads: its chain alone 228.3 µs at 128 heads (staggered), the shipped
 // body's 247.6, with loads 315.3 against 273.5.
+// MLA_QM_SS_ORDER=2: the same with warpgroup 1's two P.V back to back, as order 0 issues them:
+// O_R = sc0 sc1 O_R + (P0 sc1) V0_R + P1 V1_R (P0 rescaled in bf16 where sc1 is not 1), slot 0's
+// late blocks refilled once the first is done.
 #ifndef MLA_QM_SS_ORDER
 #define MLA_QM_SS_ORDER 0
 #endif
@@ -194,8 +197,35 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_decode_params& p,
             l_run[1] = l1[1];
             m_run[0] = m1[0];
             m_run[1] = m1[1];
-            // O_R = sc0 O_R + P0 V0_R, waited for: slot 0's late blocks are then free
             wait_fill(kL0);
+            if (MLA_QM_SS_ORDER == 2 && has1) {
+                // O_R = sc0 sc1 O_R + (P0 sc1) V0_R + P1 V1_R, the two P.V back to back (two commit
+                // groups); slot 0's late blocks are refilled once the first is done
+                if (__any_sync(0xffffffffu, sc1[0] != 1.f || sc1[1] != 1.f)) {
+#pragma unroll
+                    for (int kb = 0; kb < 4; ++kb)
+#pragma unroll
+                        for (int j = 0; j < 4; ++j) {  // a0[kb][j]: rows r0 + 8 (j & 1) (qm_pack_p's layout)
+                            const uint32_t x = a0[kb][j];
+                            a0[kb][j] = mla_dec::pack_bf16(__uint_as_float(x << 16) * sc1[j & 1],
+                                                           __uint_as_float(x & 0xffff0000u) * sc1[j & 1]);
+                        }
+                }
+                const float f[2] = {sc0[0] * sc1[0], sc0[1] * sc1[1]};
+                qm_pv_scaled_issue(o, f, a0, sw128_desc(sbase + slot(0) + 4 * kBlk, kVLbo, kVSbo));
+                qm_pv_issue(o, a, sw128_desc(sbase + slot(1) + 4 * kBlk, kVLbo, kVSbo));
+                wg_wait1();  // (P0 sc1) V0_R done; O stays untouched while P1 V1_R runs
+                fence_proxy_async();
+                issue(t0 + 2, pe);
+                pe.fetch(p, w, t0 + 4, n_tiles, wt >> 1, (wt & 1) == 0);
+                wg_wait0();
+                reg_fence(o);
+                fence_proxy_async();
+                issue(t0 + 3, po);
+                po.fetch(p, w, t0 + 5, n_tiles, wt >> 1, (wt & 1) == 0);
+                continue;
+            }
+            // O_R = sc0 O_R + P0 V0_R, waited for: slot 0's late blocks are then free
             qm_pv(o, sc0, a0, sw128_desc(sbase + slot(0) + 4 * kBlk, kVLbo, kVSbo));
             fence_proxy_async();
             issue(t0 + 2, pe);
@@ -284,7 +314,7 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
         int lim[2];
         qm_work_start(p, w, smem, sbase, C::OFF_Q, r0, m_run, l_run, lim, o);
 
-        if constexpr (MLA_QM_SS_ORDER == 1) {
+        if constexpr (MLA_QM_SS_ORDER != 0) {
             qm_ss_pairs_p0_first(p, w, smem, sbase, dQ, n_tiles, sl2, lim, cq, r0, wt, wg, lane, m_run, l_run, o,
                                  issue, pe, po, wait_fill);
         } else if (wg == 0) {
