@@ -14,13 +14,13 @@ left() { [ $SECONDS -lt $1 ] || { echo "(stopped at $SECONDS s: no time left)"; 
 for a in "--heads 128" "--heads 64" "--heads 128 --qlen 2" "--heads 64 --page-size 16" "--heads 128 --long-first 9"; do
   echo "== check ss2s $a"; MLA_CODEOBJECT_DIR=$B/ss2s/codeobjects timeout 30 $T run --batch 24 --kv-len 3000 --varlen $a --check -1 --iters 2 2>&1 | grep -E "check:|FAIL|rror"
 done
-for v in sss ss2s; do
+for v in ssbs sss ss2s; do
   echo "== synccheck $v ($SECONDS s)"; MLA_CODEOBJECT_DIR=$B/$v/codeobjects timeout 60 compute-sanitizer --tool synccheck --num-cuda-barriers 64 --error-exitcode 9 $T run --batch 4 --kv-len 16384 --heads 64 --iters 1 --check 2 > $O/synccheck_$v.log 2>&1; echo "rc $?"; grep -vE "^\s*$" $O/synccheck_$v.log | head -12; tail -3 $O/synccheck_$v.log
 done
 for h in 128 64; do
   echo "== $h heads ($SECONDS s)"; ROUNDS=2 timeout 100 $V run "--batch 128 --kv-len 4096 --heads $h $F --iters 20" $B/t1/codeobjects $B/sssa/codeobjects $B/ss2sa/codeobjects $B/sss/codeobjects $B/ssbs/codeobjects $B/ss2s/codeobjects
 done
-left 250; echo "== targets ($SECONDS s)"; timeout 110 $T bench --targets 2>&1 | tee $O/targets.txt
+left 220; echo "== targets ($SECONDS s)"; timeout 110 $T bench --targets 2>&1 | tee $O/targets.txt
 echo "== host cost, main job fixed (one launch)"; timeout 20 $T run --fixed --check 0 --iters 20 2>&1 | grep -E "host cost"
 nvidia-smi --query-gpu=clocks.sm --format=csv,noheader
 echo "done ($SECONDS s)"
