@@ -4,7 +4,12 @@
 // describes (docs/kernels.md item 7 has the derivation and the cost model); built with
 // -DMLA_QM_SEESAW=1 (decode_qm.cuh's dispatch). Off: slower (session 17: 369-375 µs at 128
 // heads against the then shipped body's 336-339; the ring exposes the loads; docs/performance.md,
-// which says which checks ran on which version).
+// which says which checks ran on which version). Session 37 (calls 1-4, a 3-D map): 317.4 µs at
+// 128 heads against the shipped body's 275.3; its chain alone with S1 staggered (229.8) is under
+// the shipped body's (248.8), so its loss is its loads (+86 µs over its chain against +23-26);
+// MLA_QM_SS_ORDER 1 and 2 (below) refill slot 0 earlier and lengthen the chain: 312.5 / 308.3.
+// Under compute-sanitizer synccheck (--num-cuda-barriers 64) every order fails to launch after
+// the tool's "overflow of tracked cuda::barrier structures" warning (session 37 call 4).
 //
 // Tiles go in pairs, t0 = 2j in ring slot 0 and t1 = 2j + 1 in slot 1; O is split by columns
 // (warpgroup 0 O_L = O[:, 0..255], warpgroup 1 O_R = O[:, 256..511]); m is the running row max
@@ -44,14 +49,16 @@
 // MLA_QM_SS_ORDER=1 (session 37, measurement build): warpgroup 1 takes P0 first, as the plain
 // online softmax orders it: after SC0 and softmax 1 (SC1), O_R = sc0 O_R + P0 V0_R, and once it
 // is done slot 0's late blocks (4..7) are refilled, a P.V earlier than after (P0 sc1) V0_R at the
-// pair's end (order 0, session 17's); then O_R = sc1 O_R + P1 V1_R. P0 goes to the exchange buffer at SC0, P1 at SC1 (each side reads the other's
-// P into registers before it writes its own); both softmaxes take the lazy running max
-// (MLA_QM_LAZY) and the rescale skip, as the shipped body does. Session 37 call 2 placed the
-// seesaw's loss in its loads: its chain alone 228.3 µs at 128 heads (staggered), the shipped
-// body's 247.6, with loads 315.3 against 273.5.
+// pair's end (order 0, session 17's); then O_R = sc1 O_R + P1 V1_R. P0 goes to the exchange
+// buffer at SC0, P1 at SC1 (each side reads the other's P into registers before it writes its
+// own); both softmaxes take the lazy running max (MLA_QM_LAZY) and the rescale skip, as the
+// shipped body does (order 0 takes the exact max). 56 bytes of spills (order 0: none). Session
+// 37 call 3, staggered, 128 / 64 heads: 316.2 / 193.3 µs (order 0) -> 312.1 / 181.9, its chain
+// alone 229.8 / 118.5 -> 254.1 / 130.6.
 // MLA_QM_SS_ORDER=2: the same with warpgroup 1's two P.V back to back, as order 0 issues them:
 // O_R = sc0 sc1 O_R + (P0 sc1) V0_R + P1 V1_R (P0 rescaled in bf16 where sc1 is not 1), slot 0's
-// late blocks refilled once the first is done.
+// late blocks refilled once the first is done. Session 37 call 4: 308.3 / 183.2 µs, its chain
+// alone 255.8 / 134.9: the back-to-back issue was not what lengthened order 1's chain.
 #ifndef MLA_QM_SS_ORDER
 #define MLA_QM_SS_ORDER 0
 #endif
@@ -61,7 +68,7 @@ namespace mla_wg {
 struct CfgQSS {
     static constexpr int OFF_Q = 0;                          // Q, 64 rows bf16, swizzled
     static constexpr int OFF_KV = 64 * 1152;                 // ring of 2 tiles (slot 0 even, 1 odd)
-    static constexpr int OFF_PX = OFF_KV + 2 * kTile;        // P1, then P0 sc1: [4 k-blocks][128] uint4
+    static constexpr int OFF_PX = OFF_KV + 2 * kTile;        // P1, then P0 sc1 (orders 1, 2: P0, then P1): [4 k-blocks][128] uint4
     static constexpr int OFF_SC = OFF_PX + 4 * 128 * 16;     // float2 (m, scale) [2][64]: SC0, SC1
     static constexpr int OFF_TOK = OFF_SC + 2 * 64 * 8;      // token flags [2][64]
     static constexpr int OFF_BAR = OFF_TOK + 2 * kTN * 4;    // mbarriers E0, L0, L1, E1
@@ -73,11 +80,11 @@ struct CfgQSS {
 };
 
 // named barriers of this body (0 is __syncthreads): the two warpgroup-local ones (zeroing of
-// masked rows), SC0, SC1, P0 and, with MLA_QM_SS_STAGGER, S0 (each: arrive by one warpgroup, sync
-// by the other)
+// masked rows), SC0, SC1, P0 (order 0 only) and, with MLA_QM_SS_STAGGER, S0 (each: arrive by one
+// warpgroup, sync by the other)
 constexpr int kSsWg0 = 5, kSsSc0 = 6, kSsSc1 = 7, kSsP0 = 8, kSsWg1 = 9, kSsS0 = 10;
 
-// The pairs of a work in MLA_QM_SS_ORDER 1 (above): both warpgroups' loops; `issue`, `wait_fill`
+// The pairs of a work in MLA_QM_SS_ORDER 1 and 2 (above): both warpgroups' loops; `issue`, `wait_fill`
 // and the page prefetches pe / po as decode_qm_ss_body defines them.
 template <class Issue, class WaitFill>
 __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
@@ -249,7 +256,7 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
     const uint32_t sbase = smem_u32(smem);
     float2* scx = reinterpret_cast<float2*>(smem + C::OFF_SC);  // [2][64]: (m0, sc0), (m1, sc1)
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);      // [2][64]
-    uint4* px = reinterpret_cast<uint4*>(smem + C::OFF_PX);      // P1 / P0 sc1 [kb][128]
+    uint4* px = reinterpret_cast<uint4*>(smem + C::OFF_PX);      // P1 / P0 sc1 [kb][128] (order 0)
     const uint32_t bar0 = sbase + C::OFF_BAR;                    // + 8 i, i = kE0, kL0, kL1, kE1
     if (tid < 4) mbar_init(bar0 + 8 * tid, 64);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");

@@ -96,8 +96,8 @@
 #define MLA_WG_CP8_MAX_LOG2 2
 #endif
 // (Measured off, session 37 call 1: the cp8 copies issued through decode_wgmma.cuh's issue_pf
-// helper, MLA_WG_CP8_FOLD at 1914396: page 1 160.6 -> 161.0 µs, pages 2 / 4 and the main job
-// level.)
+// helper, MLA_WG_CP8_FOLD at 1914396: pages 1 and 2 +0.4 µs (160.6 -> 161.0, 159.1 -> 159.5),
+// page 4 +0.1, the main job level, within the rounds' spread.)
 // Measurement hook (session 14; shipped 0): -DMLA_WG_TMA_ONLY=1 makes the 16-row bf16-KV kernel
 // assume the host's tensor map and drops its cp.async path, to test whether that code costs time
 // (invalid, and may fault or hang, without a tensor map: page size below 8, or launch_kv_tma 0).
