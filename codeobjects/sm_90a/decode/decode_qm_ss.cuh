@@ -83,21 +83,83 @@ struct CfgQSS {
 // masked rows), SC0, SC1, P0 (order 0 only) and, with MLA_QM_SS_STAGGER, S0 (each: arrive by one
 // warpgroup, sync by the other)
 constexpr int kSsWg0 = 5, kSsSc0 = 6, kSsSc1 = 7, kSsP0 = 8, kSsWg1 = 9, kSsS0 = 10;
+// the ring's mbarriers (bar0 + 8 i): early / late blocks of slot 0 / 1
+constexpr int kE0 = 0, kL0 = 1, kL1 = 2, kE1 = 3;
 
-// The pairs of a work in MLA_QM_SS_ORDER 1 and 2 (above): both warpgroups' loops; `issue`, `wait_fill`
-// and the page prefetches pe / po as decode_qm_ss_body defines them.
-template <class Issue, class WaitFill>
-__device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
+// warpgroup 0: S0 = Q K0^T over slot 0 (descriptor dK), the early blocks (0..3, 8) as soon as
+// they land, then the late ones (4..7); waited for (with MLA_QM_SS_STAGGER: then S0 arrived on)
+template <class WaitFill>
+__device__ __forceinline__ void qm_ss_s0(float (&sacc)[32], uint64_t dQ, uint64_t dK, WaitFill& wait_fill) {
+    wait_fill(kE0);
+    reg_fence(sacc);
+    wg_fence();
+    qm_s_steps<0, 16, true>(sacc, dQ, dK);
+    qm_s_steps<32, 36, false>(sacc, dQ, dK);
+    wait_fill(kL0);
+    qm_s_steps<16, 32, false>(sacc, dQ, dK);
+    wg_commit();
+    wg_wait0();
+    if (MLA_QM_SS_STAGGER) bar_arrive(kSsS0, 256);
+    reg_fence(sacc);
+}
+
+// rows r0, r0 + 8's (m, sc) into the exchange x (SC0: scx, SC1: scx + 64), one thread a quad
+__device__ __forceinline__ void qm_ss_put_sc(float2* x, int r0, int lane, const float (&m)[2], const float (&sc)[2]) {
+    if ((lane & 3) == 0) {
+        x[r0] = make_float2(m[0], sc[0]);
+        x[r0 + 8] = make_float2(m[1], sc[1]);
+    }
+}
+
+// warpgroup 0, after SC1: sc1, and the running max taken as m1
+__device__ __forceinline__ void qm_ss_take_sc1(const float2* scx, int r0, float (&sc1)[2], float (&m_run)[2]) {
+    const float2 v0 = scx[64 + r0], v1 = scx[64 + r0 + 8];
+    sc1[0] = v0.y;
+    sc1[1] = v1.y;
+    m_run[0] = v0.x;
+    m_run[1] = v1.x;
+}
+
+// warpgroup 1: (m1, sc1) to warpgroup 0 (zeroed rows of slot 1 and P1 written before), then its
+// running max and sum taken as m1 and l1
+__device__ __forceinline__ void qm_ss_hand_sc1(float2* scx, int r0, int lane, const float (&m1)[2], const float (&sc1)[2],
+                                               const float (&l1)[2], float (&m_run)[2], float (&l_run)[2]) {
+    qm_ss_put_sc(scx + 64, r0, lane, m1, sc1);
+    fence_proxy_async();  // zeroed rows -> warpgroup 0's P.V (async proxy)
+    bar_arrive(kSsSc1, 256);
+    l_run[0] = l1[0];
+    l_run[1] = l1[1];
+    m_run[0] = m1[0];
+    m_run[1] = m1[1];
+}
+
+// warpgroup 1: S1 = Q K1^T over slot 1, the early blocks (4..8) first, then the late (0..3);
+// one commit group, not waited for (with MLA_QM_SS_STAGGER: issued once S0 is done)
+template <class WaitFill>
+__device__ __forceinline__ void qm_ss_s1_issue(float (&sacc)[32], uint64_t dQ, uint64_t dK, WaitFill& wait_fill) {
+    wait_fill(kE1);
+    if (MLA_QM_SS_STAGGER) bar_sync(kSsS0, 256);
+    reg_fence(sacc);
+    wg_fence();
+    qm_s_steps<16, 36, true>(sacc, dQ, dK);
+    wait_fill(kL1);
+    qm_s_steps<0, 16, false>(sacc, dQ, dK);
+    wg_commit();
+}
+
+// The pairs of a work in MLA_QM_SS_ORDER 1 and 2 (above): both warpgroups' loops; `refill`,
+// `wait_fill` and the page prefetches pe / po as decode_qm_ss_body defines them.
+template <class Refill, class WaitFill>
+__device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, char* smem,
                                                      uint32_t sbase, uint64_t dQ, int n_tiles, float sl2,
                                                      const int (&lim)[2], int cq, int r0, int wt, int wg, int lane,
                                                      float (&m_run)[2], float (&l_run)[2], float (&o)[128],
-                                                     Issue& issue, PagePrefetch& pe, PagePrefetch& po,
+                                                     Refill& refill, PagePrefetch& pe, PagePrefetch& po,
                                                      WaitFill& wait_fill) {
     using C = CfgQSS;
     float2* scx = reinterpret_cast<float2*>(smem + C::OFF_SC);
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);
     uint4* px = reinterpret_cast<uint4*>(smem + C::OFF_PX);
-    constexpr int kE0 = 0, kL0 = 1, kL1 = 2, kE1 = 3;
     auto slot = [&](int s) { return C::OFF_KV + s * kTile; };
     // the lazy max's factor exactly 1 where the row max stayed (qm_pv_scaled_issue's skip)
     auto lazy_one = [](float (&sc)[2], const float (&mi)[2], const float (&mo)[2]) {
@@ -110,17 +172,7 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_decode_params& p,
         for (int t0 = 0; t0 < n_tiles; t0 += 2) {
             const bool has1 = t0 + 1 < n_tiles;
             float sacc[32];
-            wait_fill(kE0);
-            reg_fence(sacc);
-            wg_fence();
-            qm_s_steps<0, 16, true>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
-            qm_s_steps<32, 36, false>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
-            wait_fill(kL0);
-            qm_s_steps<16, 32, false>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
-            wg_commit();
-            wg_wait0();
-            if (MLA_QM_SS_STAGGER) bar_arrive(kSsS0, 256);
-            reg_fence(sacc);
+            qm_ss_s0(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024), wait_fill);
             float m0[2], sc0[2];
             uint32_t a[4][4];
             const bool masked = qm_softmax_p<true, MLA_QM_LAZY>(sacc, tokok, w.tok_begin + t0 * kTN, lim, sl2, cq,
@@ -128,24 +180,17 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_decode_params& p,
             lazy_one(sc0, m_run, m0);
             // every warp sees all 64 flags (a quad covers the tile's tokens): a uniform branch
             if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(0), tokok, wt, kSsWg0);
-            if ((lane & 3) == 0) {
-                scx[r0] = make_float2(m0[0], sc0[0]);
-                scx[r0 + 8] = make_float2(m0[1], sc0[1]);
-            }
+            qm_ss_put_sc(scx, r0, lane, m0, sc0);
             qm_store_p(px, a, wt);  // P0 for warpgroup 1 (it read the last P1 here before SC1)
             fence_proxy_async();    // zeroed rows -> warpgroup 1's P.V (async proxy)
             bar_arrive(kSsSc0, 256);
             // O_L = sc0 O_L + P0 V0_L, waited for: slot 0's early blocks are then free
             qm_pv(o, sc0, a, sw128_desc(sbase + slot(0), kVLbo, kVSbo));
-            fence_proxy_async();
-            issue(t0 + 2, pe);
-            pe.fetch(p, w, t0 + 4, n_tiles, wt >> 1, (wt & 1) == 0);
+            refill(t0 + 2, pe);
 
             bar_sync(kSsSc1, 256);  // (m1, sc1), P1, the zeroed rows of slot 1
-            const float2 v0 = scx[64 + r0], v1 = scx[64 + r0 + 8];
-            const float sc1[2] = {v0.y, v1.y};
-            m_run[0] = v0.x;
-            m_run[1] = v1.x;
+            float sc1[2];
+            qm_ss_take_sc1(scx, r0, sc1, m_run);
             l_run[0] *= sc1[0];
             l_run[1] *= sc1[1];
             if (has1) {  // O_L = sc1 O_L + P1 V1_L, waited for: slot 1's late blocks are then free
@@ -153,9 +198,7 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_decode_params& p,
                 qm_load_p(px, a1, wt);
                 wait_fill(kL1);
                 qm_pv(o, sc1, a1, sw128_desc(sbase + slot(1), kVLbo, kVSbo));
-                fence_proxy_async();
-                issue(t0 + 3, po);
-                po.fetch(p, w, t0 + 5, n_tiles, wt >> 1, (wt & 1) == 0);
+                refill(t0 + 3, po);
             }
         }
     } else {
@@ -163,14 +206,7 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_decode_params& p,
             const bool has1 = t0 + 1 < n_tiles;
             float sacc[32];
             if (has1) {  // S1, committed, not waited for
-                wait_fill(kE1);
-                if (MLA_QM_SS_STAGGER) bar_sync(kSsS0, 256);
-                reg_fence(sacc);
-                wg_fence();
-                qm_s_steps<16, 36, true>(sacc, dQ, sw128_desc(sbase + slot(1), 16, 1024));
-                wait_fill(kL1);
-                qm_s_steps<0, 16, false>(sacc, dQ, sw128_desc(sbase + slot(1), 16, 1024));
-                wg_commit();
+                qm_ss_s1_issue(sacc, dQ, sw128_desc(sbase + slot(1), 16, 1024), wait_fill);
             } else if (MLA_QM_SS_STAGGER) {
                 bar_sync(kSsS0, 256);
             }
@@ -194,16 +230,7 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_decode_params& p,
             uint32_t a0[4][4];
             qm_load_p(px, a0, wt);       // P0 (this thread's slots), read before P1 goes there
             if (has1) qm_store_p(px, a, wt);
-            if ((lane & 3) == 0) {
-                scx[64 + r0] = make_float2(m1[0], sc1[0]);
-                scx[64 + r0 + 8] = make_float2(m1[1], sc1[1]);
-            }
-            fence_proxy_async();  // zeroed rows -> warpgroup 0's P.V (async proxy)
-            bar_arrive(kSsSc1, 256);
-            l_run[0] = l1[0];
-            l_run[1] = l1[1];
-            m_run[0] = m1[0];
-            m_run[1] = m1[1];
+            qm_ss_hand_sc1(scx, r0, lane, m1, sc1, l1, m_run, l_run);
             wait_fill(kL0);
             if (MLA_QM_SS_ORDER == 2 && has1) {
                 // O_R = sc0 sc1 O_R + (P0 sc1) V0_R + P1 V1_R, the two P.V back to back (two commit
@@ -222,26 +249,18 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_decode_params& p,
                 qm_pv_scaled_issue(o, f, a0, sw128_desc(sbase + slot(0) + 4 * kBlk, kVLbo, kVSbo));
                 qm_pv_issue(o, a, sw128_desc(sbase + slot(1) + 4 * kBlk, kVLbo, kVSbo));
                 wg_wait1();  // (P0 sc1) V0_R done; O stays untouched while P1 V1_R runs
-                fence_proxy_async();
-                issue(t0 + 2, pe);
-                pe.fetch(p, w, t0 + 4, n_tiles, wt >> 1, (wt & 1) == 0);
+                refill(t0 + 2, pe);
                 wg_wait0();
                 reg_fence(o);
-                fence_proxy_async();
-                issue(t0 + 3, po);
-                po.fetch(p, w, t0 + 5, n_tiles, wt >> 1, (wt & 1) == 0);
+                refill(t0 + 3, po);
                 continue;
             }
             // O_R = sc0 O_R + P0 V0_R, waited for: slot 0's late blocks are then free
             qm_pv(o, sc0, a0, sw128_desc(sbase + slot(0) + 4 * kBlk, kVLbo, kVSbo));
-            fence_proxy_async();
-            issue(t0 + 2, pe);
-            pe.fetch(p, w, t0 + 4, n_tiles, wt >> 1, (wt & 1) == 0);
+            refill(t0 + 2, pe);
             if (has1) {  // O_R = sc1 O_R + P1 V1_R, waited for: slot 1's early blocks are then free
                 qm_pv(o, sc1, a, sw128_desc(sbase + slot(1) + 4 * kBlk, kVLbo, kVSbo));
-                fence_proxy_async();
-                issue(t0 + 3, po);
-                po.fetch(p, w, t0 + 5, n_tiles, wt >> 1, (wt & 1) == 0);
+                refill(t0 + 3, po);
             }
         }
     }
@@ -267,7 +286,6 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
         mbar_wait(bar0 + 8 * i, (phase >> i) & 1);
         phase ^= 1u << i;
     };
-    constexpr int kE0 = 0, kL0 = 1, kL1 = 2, kE1 = 3;  // early / late blocks of slot 0 / 1
 
     const mla_dec::Scales scl = mla_dec::decode_scales(p);
     const float kvsc = scl.kvsc, sl2 = scl.sl2;
@@ -317,53 +335,43 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
             pe.fetch(p, w, 2, n_tiles, wt >> 1, (wt & 1) == 0);
             po.fetch(p, w, 3, n_tiles, wt >> 1, (wt & 1) == 0);
         }
+        // tile `tile`'s blocks of this warpgroup into their slot once this thread's reads of them
+        // are done, and the page of the tile two ahead looked up
+        auto refill = [&](int tile, PagePrefetch& pg) {
+            fence_proxy_async();
+            issue(tile, pg);
+            pg.fetch(p, w, tile + 2, n_tiles, wt >> 1, (wt & 1) == 0);
+        };
         float m_run[2], l_run[2], o[128];
         int lim[2];
         qm_work_start(p, w, smem, sbase, C::OFF_Q, r0, m_run, l_run, lim, o);
 
         if constexpr (MLA_QM_SS_ORDER != 0) {
-            qm_ss_pairs_p0_first(p, w, smem, sbase, dQ, n_tiles, sl2, lim, cq, r0, wt, wg, lane, m_run, l_run, o,
-                                 issue, pe, po, wait_fill);
+            qm_ss_pairs_p0_first(w, smem, sbase, dQ, n_tiles, sl2, lim, cq, r0, wt, wg, lane, m_run, l_run, o,
+                                 refill, pe, po, wait_fill);
         } else if (wg == 0) {
             for (int t0 = 0; t0 < n_tiles; t0 += 2) {
                 const bool has1 = t0 + 1 < n_tiles;
                 float sacc[32];
-                wait_fill(kE0);
-                reg_fence(sacc);
-                wg_fence();
-                qm_s_steps<0, 16, true>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
-                qm_s_steps<32, 36, false>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
-                wait_fill(kL0);
-                qm_s_steps<16, 32, false>(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
-                wg_commit();
-                wg_wait0();
-                if (MLA_QM_SS_STAGGER) bar_arrive(kSsS0, 256);
-                reg_fence(sacc);
+                qm_ss_s0(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024), wait_fill);
                 float m0[2], sc0[2];
                 uint32_t a[4][4];
                 const bool masked = qm_softmax_p<false>(sacc, tokok, w.tok_begin + t0 * kTN, lim, sl2, cq, m_run, m0,
                                                         sc0, l_run, a);
                 // every warp sees all 64 flags (a quad covers the tile's tokens): a uniform branch
                 if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(0), tokok, wt, kSsWg0);
-                if ((lane & 3) == 0) {
-                    scx[r0] = make_float2(m0[0], sc0[0]);
-                    scx[r0 + 8] = make_float2(m0[1], sc0[1]);
-                }
+                qm_ss_put_sc(scx, r0, lane, m0, sc0);
                 fence_proxy_async();  // zeroed rows -> warpgroup 1's P.V (async proxy)
                 bar_arrive(kSsSc0, 256);
 
                 // O_L = sc0 O_L + P0 V0_L, waited for: slot 0's early blocks are then free
                 qm_pack_p<false>(sacc, sc0, a);
                 qm_pv(o, sc0, a, sw128_desc(sbase + slot(0), kVLbo, kVSbo));
-                fence_proxy_async();
-                issue(t0 + 2, pe);
-                pe.fetch(p, w, t0 + 4, n_tiles, wt >> 1, (wt & 1) == 0);
+                refill(t0 + 2, pe);
 
                 bar_sync(kSsSc1, 256);  // (m1, sc1), P1, the zeroed rows of slot 1
-                const float2 v0 = scx[64 + r0], v1 = scx[64 + r0 + 8];
-                const float sc1[2] = {v0.y, v1.y};
-                m_run[0] = v0.x;
-                m_run[1] = v1.x;
+                float sc1[2];
+                qm_ss_take_sc1(scx, r0, sc1, m_run);
                 uint32_t a1[4][4];
                 if (has1) qm_load_p(px, a1, wt);  // this thread's slots: read before they are rewritten
                 qm_pack_p<true>(sacc, sc1, a);
@@ -374,9 +382,7 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
                 if (has1) {  // O_L = sc1 O_L + P1 V1_L, waited for: slot 1's late blocks are then free
                     wait_fill(kL1);
                     qm_pv(o, sc1, a1, sw128_desc(sbase + slot(1), kVLbo, kVSbo));
-                    fence_proxy_async();
-                    issue(t0 + 3, po);
-                    po.fetch(p, w, t0 + 5, n_tiles, wt >> 1, (wt & 1) == 0);
+                    refill(t0 + 3, po);
                 }
             }
         } else {
@@ -387,14 +393,7 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
                 uint32_t a[4][4];
                 if (has1) {
                     float sacc[32];
-                    wait_fill(kE1);
-                    if (MLA_QM_SS_STAGGER) bar_sync(kSsS0, 256);
-                    reg_fence(sacc);
-                    wg_fence();
-                    qm_s_steps<16, 36, true>(sacc, dQ, sw128_desc(sbase + slot(1), 16, 1024));
-                    wait_fill(kL1);
-                    qm_s_steps<0, 16, false>(sacc, dQ, sw128_desc(sbase + slot(1), 16, 1024));
-                    wg_commit();
+                    qm_ss_s1_issue(sacc, dQ, sw128_desc(sbase + slot(1), 16, 1024), wait_fill);
                     wg_wait0();
                     reg_fence(sacc);
                     bar_sync(kSsSc0, 256);  // (m0, sc0)
@@ -420,16 +419,7 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
                     l1[0] = l_run[0] * sc0[0];
                     l1[1] = l_run[1] * sc0[1];
                 }
-                if ((lane & 3) == 0) {
-                    scx[64 + r0] = make_float2(m1[0], sc1[0]);
-                    scx[64 + r0 + 8] = make_float2(m1[1], sc1[1]);
-                }
-                fence_proxy_async();  // zeroed rows -> warpgroup 0's P.V (async proxy)
-                bar_arrive(kSsSc1, 256);
-                l_run[0] = l1[0];
-                l_run[1] = l1[1];
-                m_run[0] = m1[0];
-                m_run[1] = m1[1];
+                qm_ss_hand_sc1(scx, r0, lane, m1, sc1, l1, m_run, l_run);
 
                 // O_R = sc0 sc1 O_R (+ P1 V1_R, not waited for)
                 const float f[2] = {sc0[0] * sc1[0], sc0[1] * sc1[1]};
@@ -446,15 +436,11 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
                 qm_pv_issue(o, a0, sw128_desc(sbase + slot(0) + 4 * kBlk, kVLbo, kVSbo));
                 if (has1) {  // P1 V1_R done: slot 1's early blocks are free
                     wg_wait1();
-                    fence_proxy_async();
-                    issue(t0 + 3, po);
-                    po.fetch(p, w, t0 + 5, n_tiles, wt >> 1, (wt & 1) == 0);
+                    refill(t0 + 3, po);
                 }
                 wg_wait0();
                 reg_fence(o);
-                fence_proxy_async();
-                issue(t0 + 2, pe);
-                pe.fetch(p, w, t0 + 4, n_tiles, wt >> 1, (wt & 1) == 0);
+                refill(t0 + 2, pe);
             }
         }
 
