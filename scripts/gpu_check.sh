@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/gpu_check.sh - every GPU check of libmla in one go, for a lent H200 (sm_90a), from the
 # repository root with a build tree at $BUILD (default build): the smoke launch through the
-# registry, the decode test (every table row vs the CPU reference; QUICK=1 for --quick), the
+# registry, the decode test (every table row vs the CPU reference; QUICK=1 for --quick; and its
+# quick set again with the 16-row bf16 kernel's TileLoader forced at pages >= 8), the
 # device planner (byte identity vs the host planner, timing), the CUDA graph test, the merge
 # kernel, compute-sanitizer memcheck on small grids and synccheck on multi-tile works, the C example,
 # the Python GPU tests against a
@@ -21,12 +22,13 @@ failed=0
 step() {  # step NAME TIMEOUT COMMAND...: runs, logs to $OUT/NAME.log, prints one line
     local name=$1 limit=$2
     shift 2
-    if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return; fi
+    if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return 0; fi
     local t0=$SECONDS
     timeout "$limit" "$@" </dev/null >"$OUT/$name.log" 2>&1
     local rc=$?
     if [ $rc -eq 0 ]; then passed=$((passed + 1)); s=PASS; else failed=$((failed + 1)); s="FAIL(rc=$rc)"; fi
     echo "$s $name ($((SECONDS - t0)) s): $(tail -1 "$OUT/$name.log" | cut -c1-150)"
+    return $rc
 }
 nvidia-smi -L 2>&1 | head -1
 step smoke 30 "$BUILD/tests/core/test_gpu_smoke"
@@ -36,9 +38,10 @@ step decode_test 240 "$BUILD/tests/gpu/gpu_decode_test" ${QUICK:+--quick}
 # where the driver cannot encode one (no cuTensorMapEncodeTiled). A copy of the code objects whose
 # table says launch_kv_tma 0 on the 16-row bf16 rows forces it: the decode test's quick set and a
 # memcheck run under that copy (session 37).
-# (the copy in a temporary folder, removed at exit; the prep is a step of its own, which fails
-# when the table has no such rows or columns, and the two runs fail with it)
-CPL=$(mktemp -d)
+# (the copy in a temporary folder, removed at exit; the prep is a step of its own, run whenever
+# ONLY selects any of the three, which fails when the table has no such rows or columns: the two
+# runs are then skipped and the failed prep makes the exit status nonzero)
+CPL=$(mktemp -d) || exit 1
 trap 'rm -rf "$CPL"' EXIT
 m16_tileloader_table() {  # the copy, launch_kv_tma 0 on every mla_decode_wg_bf16_bf16_m16* row
     cp -r "$BUILD/codeobjects/." "$CPL/" &&
@@ -49,8 +52,13 @@ m16_tileloader_table() {  # the copy, launch_kv_tma 0 on every mla_decode_wg_bf1
 }
 export -f m16_tileloader_table
 export BUILD CPL
-step m16_tileloader_table 30 bash -c m16_tileloader_table
-if [ -s "$CPL/sm_90a/decode/mla_decode.csv" ] && [ "$(tail -1 "$OUT/m16_tileloader_table.log" 2>/dev/null)" != "0 rows set to launch_kv_tma 0" ]; then
+tl_selected() {
+    [ -z "${ONLY:-}" ] && return 0
+    local n
+    for n in m16_tileloader_table decode_test_m16_tileloader sanitizer_m16_tileloader; do [[ $n =~ $ONLY ]] && return 0; done
+    return 1
+}
+if tl_selected && ONLY='' step m16_tileloader_table 30 bash -c m16_tileloader_table; then
     step decode_test_m16_tileloader 240 env MLA_CODEOBJECT_DIR="$CPL" "$BUILD/tests/gpu/gpu_decode_test" --quick
     step sanitizer_m16_tileloader 120 env MLA_CODEOBJECT_DIR="$CPL" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$T" run --batch 5 --kv-len 300 --heads 16 --page-size 16 --long-first 30 --fused-reduce --iters 1 --check -1
@@ -98,4 +106,5 @@ step run_h128 120 "$T" run --heads 128
 step run_fp8 120 "$T" run --dtype fp8
 [ -n "${ONLY:-}" ] || grep -hE "check:|decode:|copy" "$OUT"/run_*.log | head -20
 echo "$passed passed, $failed failed"
+[ $((passed + failed)) -gt 0 ] || echo "gpu_check: no step matches ONLY=${ONLY:-}"
 [ "$failed" -eq 0 ] && [ $((passed + failed)) -gt 0 ]  # (an ONLY that matches no step fails)

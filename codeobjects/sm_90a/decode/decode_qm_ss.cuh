@@ -8,8 +8,9 @@
 // 128 heads against the shipped body's 275.3; its chain alone with S1 staggered (229.8) is under
 // the shipped body's (248.8), so its loss is its loads (+86 µs over its chain against +23-26);
 // MLA_QM_SS_ORDER 1 and 2 (below) refill slot 0 earlier and lengthen the chain: 312.5 / 308.3.
-// Under compute-sanitizer synccheck (--num-cuda-barriers 64) every order fails to launch after
-// the tool's "overflow of tracked cuda::barrier structures" warning (session 37 call 4).
+// Under compute-sanitizer synccheck (--num-cuda-barriers 64) the three staggered builds run (every
+// order) fail with an unspecified launch failure after the tool's "overflow of tracked
+// cuda::barrier structures" warning (session 37 call 4).
 //
 // Tiles go in pairs, t0 = 2j in ring slot 0 and t1 = 2j + 1 in slot 1; O is split by columns
 // (warpgroup 0 O_L = O[:, 0..255], warpgroup 1 O_R = O[:, 256..511]); m is the running row max
@@ -120,7 +121,7 @@ __device__ __forceinline__ void qm_ss_take_sc1(const float2* scx, int r0, float 
     m_run[1] = v1.x;
 }
 
-// warpgroup 1: (m1, sc1) to warpgroup 0 (zeroed rows of slot 1 and P1 written before), then its
+// warpgroup 1: (m1, sc1) to warpgroup 0 (with a tile t1: its zeroed rows and P1 written before), then its
 // running max and sum taken as m1 and l1
 __device__ __forceinline__ void qm_ss_hand_sc1(float2* scx, int r0, int lane, const float (&m1)[2], const float (&sc1)[2],
                                                const float (&l1)[2], float (&m_run)[2], float (&l_run)[2]) {
@@ -181,7 +182,8 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, cha
             // every warp sees all 64 flags (a quad covers the tile's tokens): a uniform branch
             if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(0), tokok, wt, kSsWg0);
             qm_ss_put_sc(scx, r0, lane, m0, sc0);
-            qm_store_p(px, a, wt);  // P0 for warpgroup 1 (it read the last P1 here before SC1)
+            // P0 for warpgroup 1 (it read the last P0 before SC1; this thread read the last P1)
+            qm_store_p(px, a, wt);
             fence_proxy_async();    // zeroed rows -> warpgroup 1's P.V (async proxy)
             bar_arrive(kSsSc0, 256);
             // O_L = sc0 O_L + P0 V0_L, waited for: slot 0's early blocks are then free
