@@ -69,7 +69,8 @@ namespace mla_wg {
 struct CfgQSS {
     static constexpr int OFF_Q = 0;                          // Q, 64 rows bf16, swizzled
     static constexpr int OFF_KV = 64 * 1152;                 // ring of 2 tiles (slot 0 even, 1 odd)
-    static constexpr int OFF_PX = OFF_KV + 2 * kTile;        // P1, then P0 sc1 (orders 1, 2: P0, then P1): [4 k-blocks][128] uint4
+    // P1, then P0 sc1 (orders 1, 2: P0, then P1): [4 k-blocks][128] uint4
+    static constexpr int OFF_PX = OFF_KV + 2 * kTile;
     static constexpr int OFF_SC = OFF_PX + 4 * 128 * 16;     // float2 (m, scale) [2][64]: SC0, SC1
     static constexpr int OFF_TOK = OFF_SC + 2 * 64 * 8;      // token flags [2][64]
     static constexpr int OFF_BAR = OFF_TOK + 2 * kTN * 4;    // mbarriers E0, L0, L1, E1
@@ -123,8 +124,9 @@ __device__ __forceinline__ void qm_ss_take_sc1(const float2* scx, int r0, float 
 
 // warpgroup 1: (m1, sc1) to warpgroup 0 (with a tile t1: its zeroed rows and P1 written before), then its
 // running max and sum taken as m1 and l1
-__device__ __forceinline__ void qm_ss_hand_sc1(float2* scx, int r0, int lane, const float (&m1)[2], const float (&sc1)[2],
-                                               const float (&l1)[2], float (&m_run)[2], float (&l_run)[2]) {
+__device__ __forceinline__ void qm_ss_hand_sc1(float2* scx, int r0, int lane, const float (&m1)[2],
+                                               const float (&sc1)[2], const float (&l1)[2], float (&m_run)[2],
+                                               float (&l_run)[2]) {
     qm_ss_put_sc(scx + 64, r0, lane, m1, sc1);
     fence_proxy_async();  // zeroed rows -> warpgroup 0's P.V (async proxy)
     bar_arrive(kSsSc1, 256);
