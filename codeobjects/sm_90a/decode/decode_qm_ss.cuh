@@ -63,6 +63,25 @@
 #ifndef MLA_QM_SS_ORDER
 #define MLA_QM_SS_ORDER 0
 #endif
+// Measurement hooks of orders 1 and 2 (session 37, prepared for session 38: which lengthens their
+// chain against order 0's). MLA_QM_SS_LAZYMAX: the running max's kLazy of their softmaxes
+// (default MLA_QM_LAZY; 0 the exact max, as order 0). MLA_QM_SS_P0LATE=1: warpgroup 0 arrives on
+// SC0 before it stores P0 and then arrives on P0 (kSsP0), which warpgroup 1 syncs on before it
+// reads P0, as order 0 hands over (m0, sc0) without P. MLA_QM_SS_P1RELOAD=1 (order 1): warpgroup 1
+// keeps no P1 fragments across P0 V0_R and reads its own P1 slots back before it refills slot 0
+// (warpgroup 0 writes the next P0 only after that refill has landed), 16 registers fewer there.
+#ifndef MLA_QM_SS_LAZYMAX
+#define MLA_QM_SS_LAZYMAX MLA_QM_LAZY
+#endif
+#ifndef MLA_QM_SS_P0LATE
+#define MLA_QM_SS_P0LATE 0
+#endif
+#ifndef MLA_QM_SS_P1RELOAD
+#define MLA_QM_SS_P1RELOAD 0
+#endif
+#if MLA_QM_SS_P1RELOAD && MLA_QM_SS_ORDER != 1
+#error "MLA_QM_SS_P1RELOAD is written for MLA_QM_SS_ORDER 1"
+#endif
 
 namespace mla_wg {
 
@@ -166,7 +185,7 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, cha
     auto slot = [&](int s) { return C::OFF_KV + s * kTile; };
     // the lazy max's factor exactly 1 where the row max stayed (qm_pv_scaled_issue's skip)
     auto lazy_one = [](float (&sc)[2], const float (&mi)[2], const float (&mo)[2]) {
-        if constexpr (MLA_QM_LAZY > 0) {
+        if constexpr (MLA_QM_SS_LAZYMAX > 0) {
             sc[0] = mo[0] == mi[0] ? 1.f : sc[0];
             sc[1] = mo[1] == mi[1] ? 1.f : sc[1];
         }
@@ -178,16 +197,20 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, cha
             qm_ss_s0(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024), wait_fill);
             float m0[2], sc0[2];
             uint32_t a[4][4];
-            const bool masked = qm_softmax_p<true, MLA_QM_LAZY>(sacc, tokok, w.tok_begin + t0 * kTN, lim, sl2, cq,
+            const bool masked = qm_softmax_p<true, MLA_QM_SS_LAZYMAX>(sacc, tokok, w.tok_begin + t0 * kTN, lim, sl2, cq,
                                                                m_run, m0, sc0, l_run, a);
             lazy_one(sc0, m_run, m0);
             // every warp sees all 64 flags (a quad covers the tile's tokens): a uniform branch
             if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(0), tokok, wt, kSsWg0);
             qm_ss_put_sc(scx, r0, lane, m0, sc0);
             // P0 for warpgroup 1 (it read the last P0 before SC1; this thread read the last P1)
-            qm_store_p(px, a, wt);
+            if (!MLA_QM_SS_P0LATE) qm_store_p(px, a, wt);
             fence_proxy_async();    // zeroed rows -> warpgroup 1's P.V (async proxy)
             bar_arrive(kSsSc0, 256);
+            if (MLA_QM_SS_P0LATE) {
+                qm_store_p(px, a, wt);
+                bar_arrive(kSsP0, 256);
+            }
             // O_L = sc0 O_L + P0 V0_L, waited for: slot 0's early blocks are then free
             qm_pv(o, sc0, a, sw128_desc(sbase + slot(0), kVLbo, kVSbo));
             refill(t0 + 2, pe);
@@ -226,12 +249,13 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, cha
                          // their accumulators touched, C7514 / C7515)
                 wg_wait0();
                 reg_fence(sacc);
-                masked = qm_softmax_p<true, MLA_QM_LAZY>(sacc, tokok + kTN, w.tok_begin + (t0 + 1) * kTN, lim, sl2, cq,
+                masked = qm_softmax_p<true, MLA_QM_SS_LAZYMAX>(sacc, tokok + kTN, w.tok_begin + (t0 + 1) * kTN, lim, sl2, cq,
                                                         m0, m1, sc1, l1, a);
                 lazy_one(sc1, m0, m1);
                 if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(1), tokok + kTN, wt, kSsWg1);
             }
             uint32_t a0[4][4];
+            if (MLA_QM_SS_P0LATE) bar_sync(kSsP0, 256);
             qm_load_p(px, a0, wt);       // P0 (this thread's slots), read before P1 goes there
             if (has1) qm_store_p(px, a, wt);
             qm_ss_hand_sc1(scx, r0, lane, m1, sc1, l1, m_run, l_run);
@@ -261,6 +285,7 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, cha
             }
             // O_R = sc0 O_R + P0 V0_R, waited for: slot 0's late blocks are then free
             qm_pv(o, sc0, a0, sw128_desc(sbase + slot(0) + 4 * kBlk, kVLbo, kVSbo));
+            if (MLA_QM_SS_P1RELOAD && has1) qm_load_p(px, a, wt);  // (before the refill: see above)
             refill(t0 + 2, pe);
             if (has1) {  // O_R = sc1 O_R + P1 V1_R, waited for: slot 1's early blocks are then free
                 qm_pv(o, sc1, a, sw128_desc(sbase + slot(1) + 4 * kBlk, kVLbo, kVSbo));
