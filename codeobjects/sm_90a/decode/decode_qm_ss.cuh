@@ -183,13 +183,6 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, cha
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);
     uint4* px = reinterpret_cast<uint4*>(smem + C::OFF_PX);
     auto slot = [&](int s) { return C::OFF_KV + s * kTile; };
-    // the lazy max's factor exactly 1 where the row max stayed (qm_pv_scaled_issue's skip)
-    auto lazy_one = [](float (&sc)[2], const float (&mi)[2], const float (&mo)[2]) {
-        if constexpr (MLA_QM_SS_LAZYMAX > 0) {
-            sc[0] = mo[0] == mi[0] ? 1.f : sc[0];
-            sc[1] = mo[1] == mi[1] ? 1.f : sc[1];
-        }
-    };
     if (wg == 0) {
         for (int t0 = 0; t0 < n_tiles; t0 += 2) {
             const bool has1 = t0 + 1 < n_tiles;
@@ -199,7 +192,7 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, cha
             uint32_t a[4][4];
             const bool masked = qm_softmax_p<true, MLA_QM_SS_LAZYMAX>(sacc, tokok, w.tok_begin + t0 * kTN, lim, sl2, cq,
                                                                m_run, m0, sc0, l_run, a);
-            lazy_one(sc0, m_run, m0);
+            qm_lazy_unit<MLA_QM_SS_LAZYMAX>(sc0, m_run, m0);
             // every warp sees all 64 flags (a quad covers the tile's tokens): a uniform branch
             if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(0), tokok, wt, kSsWg0);
             qm_ss_put_sc(scx, r0, lane, m0, sc0);
@@ -251,7 +244,7 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, cha
                 reg_fence(sacc);
                 masked = qm_softmax_p<true, MLA_QM_SS_LAZYMAX>(sacc, tokok + kTN, w.tok_begin + (t0 + 1) * kTN, lim, sl2, cq,
                                                         m0, m1, sc1, l1, a);
-                lazy_one(sc1, m0, m1);
+                qm_lazy_unit<MLA_QM_SS_LAZYMAX>(sc1, m0, m1);
                 if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(1), tokok + kTN, wt, kSsWg1);
             }
             uint32_t a0[4][4];

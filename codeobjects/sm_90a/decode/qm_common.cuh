@@ -229,6 +229,17 @@ __device__ __forceinline__ void qm_pack_p(const float (&s)[32], const float (&f)
 #error "MLA_QM_LAZY is 0 (exact) .. 14"
 #endif
 
+// With the lazy running max (kLazy > 0): the rows' rescale factor made exactly 1 where
+// qm_softmax_p kept the max (m_out == m_in), the test of qm_pv_scaled_issue's rescale skip;
+// kLazy 0 (the exact max): nothing.
+template <int kLazy>
+__device__ __forceinline__ void qm_lazy_unit(float (&scale)[2], const float (&m_in)[2], const float (&m_out)[2]) {
+    if constexpr (kLazy > 0) {
+        scale[0] = m_out[0] == m_in[0] ? 1.f : scale[0];
+        scale[1] = m_out[1] == m_in[1] ? 1.f : scale[1];
+    }
+}
+
 // The online softmax of S tile `sacc` in warpgroup 0 of the TMA and cp.async bodies
 // (qm_softmax_p against m_run, then m_run = the new max): the rescale factor alpha of the rows' O,
 // and P as bf16 A fragments. Returns qm_softmax_p's masked flag.
@@ -237,10 +248,7 @@ __device__ __forceinline__ bool qm_softmax(float (&sacc)[32], const int* tk, int
                                            uint32_t (&a)[4][4]) {
     float mn[2];
     const bool masked = qm_softmax_p<true, MLA_QM_LAZY>(sacc, tk, jt0, lim, sl2, cq, m_run, mn, alpha, l_run, a);
-    if constexpr (MLA_QM_LAZY > 0) {  // (alpha exactly 1 where the max stayed: the rescale skip's test)
-        alpha[0] = mn[0] == m_run[0] ? 1.f : alpha[0];
-        alpha[1] = mn[1] == m_run[1] ? 1.f : alpha[1];
-    }
+    qm_lazy_unit<MLA_QM_LAZY>(alpha, m_run, mn);
     m_run[0] = mn[0];
     m_run[1] = mn[1];
     return masked;
