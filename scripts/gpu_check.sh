@@ -38,27 +38,21 @@ step decode_test 240 "$BUILD/tests/gpu/gpu_decode_test" ${QUICK:+--quick}
 # where the driver cannot encode one (no cuTensorMapEncodeTiled). A copy of the code objects whose
 # table says launch_kv_tma 0 on the 16-row bf16 rows forces it: the decode test's quick set and a
 # memcheck run under that copy (session 37).
-# (the copy in a temporary folder, removed at exit; the prep is a step of its own, run whenever
-# ONLY selects any of the three, which fails when the table has no such rows or columns: the two
-# runs are then skipped and the failed prep makes the exit status nonzero)
-CPL=$(mktemp -d) || exit 1
-trap 'rm -rf "$CPL"' EXIT
-m16_tileloader_table() {  # the copy, launch_kv_tma 0 on every mla_decode_wg_bf16_bf16_m16* row
-    cp -r "$BUILD/codeobjects/." "$CPL/" &&
-        awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "launch_kv_tma") c = i; if ($i == "knl_name") k = i } }
-            NR > 1 && c && k && $k ~ /^mla_decode_wg_bf16_bf16_m16/ { $c = 0; n++ } { print }
-            END { print n + 0 " rows set to launch_kv_tma 0" > "/dev/stderr"; exit n == 0 }' \
-            "$BUILD/codeobjects/sm_90a/decode/mla_decode.csv" >"$CPL/sm_90a/decode/mla_decode.csv"
-}
-export -f m16_tileloader_table
-export BUILD CPL
+# (the copy, variant_bench.sh's table variant, in a temporary folder removed at exit; the prep is
+# a step of its own, run whenever ONLY selects any of the three, which fails when the table has no
+# such rows or column: the two runs are then skipped and the failed prep makes the exit status
+# nonzero)
+CPD=$(mktemp -d) || exit 1
+trap 'rm -rf "$CPD"' EXIT
+CPL="$CPD/codeobjects"
 tl_selected() {
     [ -z "${ONLY:-}" ] && return 0
     local n
     for n in m16_tileloader_table decode_test_m16_tileloader sanitizer_m16_tileloader; do [[ $n =~ $ONLY ]] && return 0; done
     return 1
 }
-if tl_selected && ONLY='' step m16_tileloader_table 30 bash -c m16_tileloader_table; then
+if tl_selected && ONLY='' step m16_tileloader_table 30 env BUILD="$BUILD" VARIANT_DIR="$CPD" \
+    "$(dirname "$0")/variant_bench.sh" table m16_tileloader decode/mla_decode.csv launch_kv_tma 0 '^mla_decode_wg_bf16_bf16_m16'; then
     step decode_test_m16_tileloader 240 env MLA_CODEOBJECT_DIR="$CPL" "$BUILD/tests/gpu/gpu_decode_test" --quick
     step sanitizer_m16_tileloader 120 env MLA_CODEOBJECT_DIR="$CPL" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$T" run --batch 5 --kv-len 300 --heads 16 --page-size 16 --long-first 30 --fused-reduce --iters 1 --check -1

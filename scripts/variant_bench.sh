@@ -13,8 +13,10 @@
 #       (build machine) copies $BUILD/codeobjects to build-var/NAME/codeobjects and sets launch
 #       column COLUMN of TABLE (e.g. decode/mla_decode.csv, under sm_90a/) to VALUE on every row
 #       whose knl_name matches KERNEL_REGEX (default: every row); a column the table lacks is
-#       added only when every row matches (a CSV row cannot leave one cell empty). Same cubins:
-#       a table-only variant, e.g. `table l2none decode/mla_decode.csv launch_kv_tma_l2 0`.
+#       added only when every row matches (a CSV row cannot leave one cell empty), and a regex
+#       that matches no row fails. Same cubins: a table-only variant, e.g. `table l2none
+#       decode/mla_decode.csv launch_kv_tma_l2 0`. VARIANT_DIR=DIR writes DIR/codeobjects
+#       instead of build-var/NAME/codeobjects (scripts/gpu_check.sh's TileLoader copy).
 #   scripts/variant_bench.sh run "MLA RUN ARGS" DIR...
 #       (GPU machine; carry $BUILD/src, $BUILD/tools, $BUILD/codeobjects and build-var) times
 #       `mla run ARGS --check 0` under each code-object DIR, alternating the DIRs for $ROUNDS rounds
@@ -71,9 +73,10 @@ build)
 table)
     [ $# -ge 5 ] || { echo "usage: $0 table NAME TABLE COLUMN VALUE [KERNEL_REGEX]" >&2; exit 2; }
     name=$2 table=$3 column=$4 value=$5 regex=${6:-.}
-    out=build-var/$name/codeobjects
-    rm -rf "build-var/$name"
-    mkdir -p "build-var/$name"
+    dir=${VARIANT_DIR:-build-var/$name}
+    out=$dir/codeobjects
+    rm -rf "$dir"
+    mkdir -p "$dir"
     cp -r "$BUILD/codeobjects" "$out"
     python3 - "$out/sm_90a/$table" "$column" "$value" "$regex" <<'PY'
 import csv, io, re, sys
@@ -82,6 +85,8 @@ rows = list(csv.reader(open(path)))
 head, body = rows[0], [r for r in rows[1:] if r]
 name = head.index("knl_name")
 hit = [bool(re.search(regex, r[name])) for r in body]
+if not any(hit):
+    sys.exit(f"{path}: no row's knl_name matches {regex!r}")
 if column not in head:
     if not all(hit):
         sys.exit(f"{path} has no {column} column; adding it needs every row to match {regex!r}")
