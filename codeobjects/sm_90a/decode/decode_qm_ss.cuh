@@ -60,6 +60,10 @@
 // O_R = sc0 sc1 O_R + (P0 sc1) V0_R + P1 V1_R (P0 rescaled in bf16 where sc1 is not 1), slot 0's
 // late blocks refilled once the first is done. Session 37 call 4: 308.3 / 183.2 µs, its chain
 // alone 255.8 / 134.9: the back-to-back issue was not what lengthened order 1's chain.
+// MLA_QM_SS_ORDER=3 (session 38): as order 1, with warpgroup 1's P0 V0_R issued before its
+// softmax 1 (right after SC0 and S1's wait), so that it runs beside the softmax and ahead of
+// warpgroup 0's P1 V1_L, which gates the next S0; slot 0's late blocks are refilled after SC1.
+// Orders 1 and 2 issue warpgroup 1's two P.V after SC1, ahead of P1 V1_L on the tensor pipe.
 #ifndef MLA_QM_SS_ORDER
 #define MLA_QM_SS_ORDER 0
 #endif
@@ -78,6 +82,12 @@
 #endif
 #ifndef MLA_QM_SS_P1RELOAD
 #define MLA_QM_SS_P1RELOAD 0
+#endif
+// MLA_QM_SS_NOWAIT=MASK (session 38, timing only: wrong results): the ring's mbarriers whose bit
+// is set (1 << kE0, kL0, kL1, kE1, below) are tested once instead of waited on, the loads still
+// issued, so that each fill's exposed wait can be placed by the time it takes off.
+#ifndef MLA_QM_SS_NOWAIT
+#define MLA_QM_SS_NOWAIT 0
 #endif
 #if MLA_QM_SS_P1RELOAD && MLA_QM_SS_ORDER != 1
 #error "MLA_QM_SS_P1RELOAD is written for MLA_QM_SS_ORDER 1"
@@ -169,7 +179,7 @@ __device__ __forceinline__ void qm_ss_s1_issue(float (&sacc)[32], uint64_t dQ, u
     wg_commit();
 }
 
-// The pairs of a work in MLA_QM_SS_ORDER 1 and 2 (above): both warpgroups' loops; `refill`,
+// The pairs of a work in MLA_QM_SS_ORDER 1, 2 and 3 (above): both warpgroups' loops; `refill`,
 // `wait_fill` and the page prefetches pe / po as decode_qm_ss_body defines them.
 template <class Refill, class WaitFill>
 __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, char* smem,
@@ -238,6 +248,38 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, cha
             float m1[2] = {m0[0], m0[1]}, sc1[2] = {1.f, 1.f};
             uint32_t a[4][4];
             bool masked = false;
+            if (MLA_QM_SS_ORDER == 3) {
+                // O_R = sc0 O_R + P0 V0_R issued before softmax 1 (S1 waited for first), so that it
+                // runs on the tensor pipe beside softmax 1, ahead of warpgroup 0's P1 V1_L; slot 0's
+                // late blocks are refilled once it is done, after SC1
+                uint32_t a0[4][4];
+                qm_load_p(px, a0, wt);  // P0 (this thread's slots), read before P1 goes there
+                wg_wait0();             // S1 (on every path: ptxas serialises every wgmma otherwise, C7520)
+                reg_fence(sacc);
+                // S1 into registers no wgmma defines: the softmax writes its input in place, and ptxas
+                // serialises every wgmma where an accumulator is written inside another's stage (C7515)
+                float s1[32];
+#pragma unroll
+                for (int i = 0; i < 32; ++i) asm volatile("mov.b32 %0, %1;" : "=f"(s1[i]) : "f"(sacc[i]));
+                wait_fill(kL0);
+                qm_pv_scaled_issue(o, sc0, a0, sw128_desc(sbase + slot(0) + 4 * kBlk, kVLbo, kVSbo));
+                if (has1) {
+                    masked = qm_softmax_p<true, MLA_QM_SS_LAZYMAX>(s1, tokok + kTN, w.tok_begin + (t0 + 1) * kTN, lim,
+                                                                   sl2, cq, m0, m1, sc1, l1, a);
+                    qm_lazy_unit<MLA_QM_SS_LAZYMAX>(sc1, m0, m1);
+                    if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(1), tokok + kTN, wt, kSsWg1);
+                    qm_store_p(px, a, wt);
+                }
+                qm_ss_hand_sc1(scx, r0, lane, m1, sc1, l1, m_run, l_run);
+                wg_wait0();
+                reg_fence(o);
+                refill(t0 + 2, pe);
+                if (has1) {  // O_R = sc1 O_R + P1 V1_R, waited for: slot 1's early blocks are then free
+                    qm_pv(o, sc1, a, sw128_desc(sbase + slot(1) + 4 * kBlk, kVLbo, kVSbo));
+                    refill(t0 + 3, po);
+                }
+                continue;
+            }
             if (has1) {  // softmax 1 with nothing pending (ptxas serialises wgmmas whose stage sees
                          // their accumulators touched, C7514 / C7515)
                 wg_wait0();
@@ -305,7 +347,19 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
     // (warpgroup 0: E0, L0, L1; warpgroup 1: E1, L1, L0), each waited once per fill
     uint32_t phase = 0;
     auto wait_fill = [&](int i) {
-        mbar_wait(bar0 + 8 * i, (phase >> i) & 1);
+        if (!((MLA_QM_SS_NOWAIT >> i) & 1)) {
+            mbar_wait(bar0 + 8 * i, (phase >> i) & 1);
+        } else {  // one test, its result dropped, in a loop of the wait's shape (a spin count of 0
+                  // ptxas cannot fold): without a loop there ptxas serialises the MMAs (C7520)
+            uint32_t spin;  // %smid >> 16: 0 on every GPU (ids < 65536)
+            asm volatile("{\n.reg .u32 t;\nmov.u32 t, %%smid;\nshr.u32 %0, t, 16;\n}\n" : "=r"(spin));
+            asm volatile(
+                "{\n.reg .pred done, more;\nWAIT_%=:\n"
+                "mbarrier.test_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                "@done bra DONE_%=;\nsetp.ne.u32 more, %2, 0;\n@more bra WAIT_%=;\nDONE_%=:\n}\n" ::"r"(bar0 + 8 * i),
+                "r"((phase >> i) & 1), "r"(spin)
+                : "memory");
+        }
         phase ^= 1u << i;
     };
 
