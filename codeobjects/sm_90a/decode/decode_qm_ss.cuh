@@ -83,12 +83,6 @@
 #ifndef MLA_QM_SS_P1RELOAD
 #define MLA_QM_SS_P1RELOAD 0
 #endif
-// MLA_QM_SS_NOWAIT=MASK (session 38, timing only: wrong results): the ring's mbarriers whose bit
-// is set (1 << kE0, kL0, kL1, kE1, below) are tested once instead of waited on, the loads still
-// issued, so that each fill's exposed wait can be placed by the time it takes off.
-#ifndef MLA_QM_SS_NOWAIT
-#define MLA_QM_SS_NOWAIT 0
-#endif
 #if MLA_QM_SS_P1RELOAD && MLA_QM_SS_ORDER != 1
 #error "MLA_QM_SS_P1RELOAD is written for MLA_QM_SS_ORDER 1"
 #endif
@@ -347,19 +341,7 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
     // (warpgroup 0: E0, L0, L1; warpgroup 1: E1, L1, L0), each waited once per fill
     uint32_t phase = 0;
     auto wait_fill = [&](int i) {
-        if (!((MLA_QM_SS_NOWAIT >> i) & 1)) {
-            mbar_wait(bar0 + 8 * i, (phase >> i) & 1);
-        } else {  // one test, its result dropped, in a loop of the wait's shape (a spin count of 0
-                  // ptxas cannot fold): without a loop there ptxas serialises the MMAs (C7520)
-            uint32_t spin;  // %smid >> 16: 0 on every GPU (ids < 65536)
-            asm volatile("{\n.reg .u32 t;\nmov.u32 t, %%smid;\nshr.u32 %0, t, 16;\n}\n" : "=r"(spin));
-            asm volatile(
-                "{\n.reg .pred done, more;\nWAIT_%=:\n"
-                "mbarrier.test_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-                "@done bra DONE_%=;\nsetp.ne.u32 more, %2, 0;\n@more bra WAIT_%=;\nDONE_%=:\n}\n" ::"r"(bar0 + 8 * i),
-                "r"((phase >> i) & 1), "r"(spin)
-                : "memory");
-        }
+        mbar_wait(bar0 + 8 * i, (phase >> i) & 1);
         phase ^= 1u << i;
     };
 
