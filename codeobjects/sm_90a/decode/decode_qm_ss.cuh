@@ -83,6 +83,15 @@
 #ifndef MLA_QM_SS_P1RELOAD
 #define MLA_QM_SS_P1RELOAD 0
 #endif
+// MLA_QM_SS_L2PF=1 (session 38): each pair prefetches into the L2 the KV rows of the next pair's
+// tile that this warpgroup's S reads last (warpgroup 0: tile t0 + 2, at the pair's start;
+// warpgroup 1: t0 + 3, after SC0, when its page lookup has landed), one bulk prefetch of 1152
+// bytes a token, so that the refills at the pair's end read the L2 instead of HBM. Session 38
+// call 3's profile of order 3: a sixth of warpgroup 1's stall samples wait on slot 1's early
+// blocks at S1's start.
+#ifndef MLA_QM_SS_L2PF
+#define MLA_QM_SS_L2PF 0
+#endif
 #if MLA_QM_SS_P1RELOAD && MLA_QM_SS_ORDER != 1
 #error "MLA_QM_SS_P1RELOAD is written for MLA_QM_SS_ORDER 1"
 #endif
@@ -175,13 +184,13 @@ __device__ __forceinline__ void qm_ss_s1_issue(float (&sacc)[32], uint64_t dQ, u
 
 // The pairs of a work in MLA_QM_SS_ORDER 1, 2 and 3 (above): both warpgroups' loops; `refill`,
 // `wait_fill` and the page prefetches pe / po as decode_qm_ss_body defines them.
-template <class Refill, class WaitFill>
+template <class Refill, class WaitFill, class L2Pf>
 __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, char* smem,
                                                      uint32_t sbase, uint64_t dQ, int n_tiles, float sl2,
                                                      const int (&lim)[2], int cq, int r0, int wt, int wg, int lane,
                                                      float (&m_run)[2], float (&l_run)[2], float (&o)[128],
                                                      Refill& refill, PagePrefetch& pe, PagePrefetch& po,
-                                                     WaitFill& wait_fill) {
+                                                     WaitFill& wait_fill, L2Pf& l2pf) {
     using C = CfgQSS;
     float2* scx = reinterpret_cast<float2*>(smem + C::OFF_SC);
     int* tokok = reinterpret_cast<int*>(smem + C::OFF_TOK);
@@ -190,6 +199,7 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, cha
     if (wg == 0) {
         for (int t0 = 0; t0 < n_tiles; t0 += 2) {
             const bool has1 = t0 + 1 < n_tiles;
+            l2pf(t0 + 2, pe);
             float sacc[32];
             qm_ss_s0(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024), wait_fill);
             float m0[2], sc0[2];
@@ -235,6 +245,7 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, cha
                 bar_sync(kSsS0, 256);
             }
             bar_sync(kSsSc0, 256);  // (m0, sc0), P0, the zeroed rows of slot 0
+            l2pf(t0 + 3, po);
             const float2 v0 = scx[r0], v1 = scx[r0 + 8];
             const float m0[2] = {v0.x, v1.x};
             const float sc0[2] = {v0.y, v1.y};
@@ -400,16 +411,29 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
             issue(tile, pg);
             pg.fetch(p, w, tile + 2, n_tiles, wt >> 1, (wt & 1) == 0);
         };
+        // MLA_QM_SS_L2PF: tile `tile`'s rows into the L2 (page pg of this thread's token, looked up a
+        // pair ahead), one bulk prefetch per page run of the tile (a page's token rows are
+        // contiguous), by the thread of the run's first token, as issue_tile_tma_tpt issues boxes
+        auto l2pf = [&](int tile, const PagePrefetch& pg) {
+            if (!MLA_QM_SS_L2PF || (MLA_QMT_ABLATE & 2) || (wt & 1) != 0 || tile >= n_tiles) return;
+            const int lt = wt >> 1, j = w.tok_begin + tile * kTN + lt, psz = 1 << p.page_size_log2;
+            if (j >= w.tok_end || (lt != 0 && (j & (psz - 1)) != 0)) return;
+            const char* row = kv_row_on<false>(p, pg.page, j, false);
+            const int n = min(min(psz - (j & (psz - 1)), kTN - lt), w.tok_end - j);
+            if (row != nullptr)
+                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(row), "r"(n * kD * 2) : "memory");
+        };
         float m_run[2], l_run[2], o[128];
         int lim[2];
         qm_work_start(p, w, smem, sbase, C::OFF_Q, r0, m_run, l_run, lim, o);
 
         if constexpr (MLA_QM_SS_ORDER != 0) {
             qm_ss_pairs_p0_first(w, smem, sbase, dQ, n_tiles, sl2, lim, cq, r0, wt, wg, lane, m_run, l_run, o,
-                                 refill, pe, po, wait_fill);
+                                 refill, pe, po, wait_fill, l2pf);
         } else if (wg == 0) {
             for (int t0 = 0; t0 < n_tiles; t0 += 2) {
                 const bool has1 = t0 + 1 < n_tiles;
+                l2pf(t0 + 2, pe);
                 float sacc[32];
                 qm_ss_s0(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024), wait_fill);
                 float m0[2], sc0[2];
@@ -455,6 +479,7 @@ __device__ __forceinline__ void decode_qm_ss_body(const mla_decode_params& p, ch
                     wg_wait0();
                     reg_fence(sacc);
                     bar_sync(kSsSc0, 256);  // (m0, sc0)
+                    l2pf(t0 + 3, po);
                     const float2 v0 = scx[r0], v1 = scx[r0 + 8];
                     m0[0] = v0.x;
                     m0[1] = v1.x;
