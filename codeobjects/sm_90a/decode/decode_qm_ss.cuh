@@ -8,9 +8,10 @@
 // 128 heads against the shipped body's 275.3; its chain alone with S1 staggered (229.8) is under
 // the shipped body's (248.8), so its loss is its loads (+86 µs over its chain against +23-26);
 // MLA_QM_SS_ORDER 1 and 2 (below) refill slot 0 earlier and lengthen the chain: 312.5 / 308.3.
-// Under compute-sanitizer synccheck (--num-cuda-barriers 64) the three staggered builds run (every
-// order) fail with an unspecified launch failure after the tool's "overflow of tracked
-// cuda::barrier structures" warning (session 37 call 4).
+// Session 38: MLA_QM_SS_ORDER 3 298.2-300.0 µs at 128 heads (the fastest seesaw with loads, the
+// shipped body 267.1-274.1). compute-sanitizer synccheck passes orders 0 and 3 with
+// --num-cuda-barriers 1024 (0 errors); with 64 the tool overflows its tracked barriers and the
+// kernel fails under it (session 37 call 4's report).
 //
 // Tiles go in pairs, t0 = 2j in ring slot 0 and t1 = 2j + 1 in slot 1; O is split by columns
 // (warpgroup 0 O_L = O[:, 0..255], warpgroup 1 O_R = O[:, 256..511]); m is the running row max
@@ -64,6 +65,8 @@
 // softmax 1 (right after SC0 and S1's wait), so that it runs beside the softmax and ahead of
 // warpgroup 0's P1 V1_L, which gates the next S0; slot 0's late blocks are refilled after SC1.
 // Orders 1 and 2 issue warpgroup 1's two P.V after SC1, ahead of P1 V1_L on the tensor pipe.
+// Session 38 call 2, staggered, 128 / 64 heads: 300.0 / 178.0 µs, its chain alone 260.9 / 135.3
+// (its loads +39 over its chain; order 0 +85, order 1 +58).
 #ifndef MLA_QM_SS_ORDER
 #define MLA_QM_SS_ORDER 0
 #endif
@@ -83,12 +86,12 @@
 #ifndef MLA_QM_SS_P1RELOAD
 #define MLA_QM_SS_P1RELOAD 0
 #endif
-// MLA_QM_SS_L2PF=1 (session 38): each pair prefetches into the L2 the KV rows of the next pair's
-// tile that this warpgroup's S reads last (warpgroup 0: tile t0 + 2, at the pair's start;
-// warpgroup 1: t0 + 3, after SC0, when its page lookup has landed), one bulk prefetch of 1152
-// bytes a token, so that the refills at the pair's end read the L2 instead of HBM. Session 38
-// call 3's profile of order 3: a sixth of warpgroup 1's stall samples wait on slot 1's early
-// blocks at S1's start.
+// MLA_QM_SS_L2PF=1 (session 38): each pair prefetches into the L2 the KV rows of a tile of the
+// next pair (warpgroup 0: tile t0 + 2, at the pair's start; warpgroup 1: t0 + 3, after SC0), one
+// bulk prefetch per page run of the tile, so that the refills at the pair's end read the L2
+// instead of HBM. Session 38 call 3's profile of order 3: a sixth of warpgroup 1's stall samples
+// wait on slot 1's early blocks at S1's start. Measured (call 4, 128 / 64 heads): order 3 298.2 /
+// 177.5 -> 322.8 / 187.8 µs, order 0 312.2 / 192.8 -> 312.6 / 190.8: off.
 #ifndef MLA_QM_SS_L2PF
 #define MLA_QM_SS_L2PF 0
 #endif
