@@ -70,8 +70,11 @@
 #ifndef MLA_QM_SS_ORDER
 #define MLA_QM_SS_ORDER 0
 #endif
+#if MLA_QM_SS_ORDER < 0 || MLA_QM_SS_ORDER > 3
+#error "MLA_QM_SS_ORDER is 0, 1, 2 or 3"
+#endif
 // Measurement hooks of orders 1 and 2 (session 37, prepared for session 38: which lengthens their
-// chain against order 0's). MLA_QM_SS_LAZYMAX: the running max's kLazy of their softmaxes
+// chain against order 0's; MLA_QM_SS_LAZYMAX applies to order 3 too, MLA_QM_SS_P0LATE does not). MLA_QM_SS_LAZYMAX: the running max's kLazy of their softmaxes
 // (default MLA_QM_LAZY; 0 the exact max, as order 0). MLA_QM_SS_P0LATE=1: warpgroup 0 arrives on
 // SC0 before it stores P0 and then arrives on P0 (kSsP0), which warpgroup 1 syncs on before it
 // reads P0, as order 0 hands over (m0, sc0) without P. MLA_QM_SS_P1RELOAD=1 (order 1): warpgroup 1
@@ -88,8 +91,8 @@
 #endif
 // MLA_QM_SS_L2PF=1 (session 38): each pair prefetches into the L2 the KV rows of a tile of the
 // next pair (warpgroup 0: tile t0 + 2, at the pair's start; warpgroup 1: t0 + 3, after SC0), one
-// bulk prefetch per page run of the tile, so that the refills at the pair's end read the L2
-// instead of HBM. Session 38 call 3's profile of order 3: a sixth of warpgroup 1's stall samples
+// bulk prefetch per page run of the tile, so that the next pair's refills read the L2 instead
+// of HBM. Session 38 call 3's profile of order 3: a sixth of warpgroup 1's stall samples
 // wait on slot 1's early blocks at S1's start. Measured (call 4, 128 / 64 heads): order 3 298.2 /
 // 177.5 -> 322.8 / 187.8 µs, order 0 312.2 / 192.8 -> 312.6 / 190.8: off.
 #ifndef MLA_QM_SS_L2PF
@@ -98,13 +101,16 @@
 #if MLA_QM_SS_P1RELOAD && MLA_QM_SS_ORDER != 1
 #error "MLA_QM_SS_P1RELOAD is written for MLA_QM_SS_ORDER 1"
 #endif
+#if MLA_QM_SS_P0LATE && MLA_QM_SS_ORDER == 3
+#error "MLA_QM_SS_P0LATE is written for MLA_QM_SS_ORDER 1 and 2 (order 3 reads P0 right after SC0)"
+#endif
 
 namespace mla_wg {
 
 struct CfgQSS {
     static constexpr int OFF_Q = 0;                          // Q, 64 rows bf16, swizzled
     static constexpr int OFF_KV = 64 * 1152;                 // ring of 2 tiles (slot 0 even, 1 odd)
-    // P1, then P0 sc1 (orders 1, 2: P0, then P1): [4 k-blocks][128] uint4
+    // P1, then P0 sc1 (orders 1-3: P0, then P1): [4 k-blocks][128] uint4
     static constexpr int OFF_PX = OFF_KV + 2 * kTile;
     static constexpr int OFF_SC = OFF_PX + 4 * 128 * 16;     // float2 (m, scale) [2][64]: SC0, SC1
     static constexpr int OFF_TOK = OFF_SC + 2 * 64 * 8;      // token flags [2][64]
@@ -117,7 +123,7 @@ struct CfgQSS {
 };
 
 // named barriers of this body (0 is __syncthreads): the two warpgroup-local ones (zeroing of
-// masked rows), SC0, SC1, P0 (order 0 only) and, with MLA_QM_SS_STAGGER, S0 (each: arrive by one
+// masked rows), SC0, SC1, P0 (order 0; orders 1-2 with MLA_QM_SS_P0LATE) and, with MLA_QM_SS_STAGGER, S0 (each: arrive by one
 // warpgroup, sync by the other)
 constexpr int kSsWg0 = 5, kSsSc0 = 6, kSsSc1 = 7, kSsP0 = 8, kSsWg1 = 9, kSsS0 = 10;
 // the ring's mbarriers (bar0 + 8 i): early / late blocks of slot 0 / 1
