@@ -261,7 +261,22 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, cha
             float l1[2] = {l_run[0] * sc0[0], l_run[1] * sc0[1]};
             float m1[2] = {m0[0], m0[1]}, sc1[2] = {1.f, 1.f};
             uint32_t a[4][4];
-            bool masked = false;
+            // softmax 1 of S1 in s (P1 into a; m1, sc1, l1), slot 1's masked rows zeroed
+            auto softmax1 = [&](float (&s)[32]) {
+                const bool masked = qm_softmax_p<true, MLA_QM_SS_LAZYMAX>(s, tokok + kTN, w.tok_begin + (t0 + 1) * kTN, lim,
+                                                                          sl2, cq, m0, m1, sc1, l1, a);
+                qm_lazy_unit<MLA_QM_SS_LAZYMAX>(sc1, m0, m1);
+                if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(1), tokok + kTN, wt, kSsWg1);
+            };
+            // once P0 V0_R is done: slot 0's late blocks refilled, then O_R = sc1 O_R + P1 V1_R, waited
+            // for, and slot 1's early blocks refilled
+            auto p1_v1r = [&]() {
+                refill(t0 + 2, pe);
+                if (has1) {
+                    qm_pv(o, sc1, a, sw128_desc(sbase + slot(1) + 4 * kBlk, kVLbo, kVSbo));
+                    refill(t0 + 3, po);
+                }
+            };
             if (MLA_QM_SS_ORDER == 3) {
                 // O_R = sc0 O_R + P0 V0_R issued before softmax 1 (S1 waited for first), so that it
                 // runs on the tensor pipe beside softmax 1, ahead of warpgroup 0's P1 V1_L; slot 0's
@@ -278,30 +293,20 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, cha
                 wait_fill(kL0);
                 qm_pv_scaled_issue(o, sc0, a0, sw128_desc(sbase + slot(0) + 4 * kBlk, kVLbo, kVSbo));
                 if (has1) {
-                    masked = qm_softmax_p<true, MLA_QM_SS_LAZYMAX>(s1, tokok + kTN, w.tok_begin + (t0 + 1) * kTN, lim,
-                                                                   sl2, cq, m0, m1, sc1, l1, a);
-                    qm_lazy_unit<MLA_QM_SS_LAZYMAX>(sc1, m0, m1);
-                    if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(1), tokok + kTN, wt, kSsWg1);
+                    softmax1(s1);
                     qm_store_p(px, a, wt);
                 }
                 qm_ss_hand_sc1(scx, r0, lane, m1, sc1, l1, m_run, l_run);
                 wg_wait0();
                 reg_fence(o);
-                refill(t0 + 2, pe);
-                if (has1) {  // O_R = sc1 O_R + P1 V1_R, waited for: slot 1's early blocks are then free
-                    qm_pv(o, sc1, a, sw128_desc(sbase + slot(1) + 4 * kBlk, kVLbo, kVSbo));
-                    refill(t0 + 3, po);
-                }
+                p1_v1r();
                 continue;
             }
             if (has1) {  // softmax 1 with nothing pending (ptxas serialises wgmmas whose stage sees
                          // their accumulators touched, C7514 / C7515)
                 wg_wait0();
                 reg_fence(sacc);
-                masked = qm_softmax_p<true, MLA_QM_SS_LAZYMAX>(sacc, tokok + kTN, w.tok_begin + (t0 + 1) * kTN, lim, sl2, cq,
-                                                        m0, m1, sc1, l1, a);
-                qm_lazy_unit<MLA_QM_SS_LAZYMAX>(sc1, m0, m1);
-                if (__any_sync(0xffffffffu, masked)) zero_flagged_v(smem + slot(1), tokok + kTN, wt, kSsWg1);
+                softmax1(sacc);
             }
             uint32_t a0[4][4];
             if (MLA_QM_SS_P0LATE) bar_sync(kSsP0, 256);
@@ -335,11 +340,7 @@ __device__ __forceinline__ void qm_ss_pairs_p0_first(const mla_dec::Work& w, cha
             // O_R = sc0 O_R + P0 V0_R, waited for: slot 0's late blocks are then free
             qm_pv(o, sc0, a0, sw128_desc(sbase + slot(0) + 4 * kBlk, kVLbo, kVSbo));
             if (MLA_QM_SS_P1RELOAD && has1) qm_load_p(px, a, wt);  // (before the refill: see above)
-            refill(t0 + 2, pe);
-            if (has1) {  // O_R = sc1 O_R + P1 V1_R, waited for: slot 1's early blocks are then free
-                qm_pv(o, sc1, a, sw128_desc(sbase + slot(1) + 4 * kBlk, kVLbo, kVSbo));
-                refill(t0 + 3, po);
-            }
+            p1_v1r();
         }
     }
 }
