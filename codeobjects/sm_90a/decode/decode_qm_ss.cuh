@@ -74,12 +74,13 @@
 #error "MLA_QM_SS_ORDER is 0, 1, 2 or 3"
 #endif
 // Measurement hooks of orders 1 and 2 (session 37, prepared for session 38: which lengthens their
-// chain against order 0's; MLA_QM_SS_LAZYMAX applies to order 3 too, MLA_QM_SS_P0LATE does not). MLA_QM_SS_LAZYMAX: the running max's kLazy of their softmaxes
-// (default MLA_QM_LAZY; 0 the exact max, as order 0). MLA_QM_SS_P0LATE=1: warpgroup 0 arrives on
-// SC0 before it stores P0 and then arrives on P0 (kSsP0), which warpgroup 1 syncs on before it
-// reads P0, as order 0 hands over (m0, sc0) without P. MLA_QM_SS_P1RELOAD=1 (order 1): warpgroup 1
-// keeps no P1 fragments across P0 V0_R and reads its own P1 slots back before it refills slot 0
-// (warpgroup 0 writes the next P0 only after that refill has landed), 16 registers fewer there.
+// chain against order 0's; MLA_QM_SS_LAZYMAX applies to order 3 too, MLA_QM_SS_P0LATE does not).
+// MLA_QM_SS_LAZYMAX: the running max's kLazy of their softmaxes (default MLA_QM_LAZY; 0 the exact
+// max, as order 0). MLA_QM_SS_P0LATE=1: warpgroup 0 arrives on SC0 before it stores P0 and then
+// arrives on P0 (kSsP0), which warpgroup 1 syncs on before it reads P0, as order 0 hands over (m0,
+// sc0) without P. MLA_QM_SS_P1RELOAD=1 (order 1): warpgroup 1 keeps no P1 fragments across P0 V0_R
+// and reads its own P1 slots back before it refills slot 0 (warpgroup 0 writes the next P0 only
+// after that refill has landed), 16 registers fewer there.
 #ifndef MLA_QM_SS_LAZYMAX
 #define MLA_QM_SS_LAZYMAX MLA_QM_LAZY
 #endif
@@ -123,8 +124,8 @@ struct CfgQSS {
 };
 
 // named barriers of this body (0 is __syncthreads): the two warpgroup-local ones (zeroing of
-// masked rows), SC0, SC1, P0 (order 0; orders 1-2 with MLA_QM_SS_P0LATE) and, with MLA_QM_SS_STAGGER, S0 (each: arrive by one
-// warpgroup, sync by the other)
+// masked rows), SC0, SC1, P0 (order 0; orders 1-2 with MLA_QM_SS_P0LATE) and, with
+// MLA_QM_SS_STAGGER, S0 (each: arrive by one warpgroup, sync by the other)
 constexpr int kSsWg0 = 5, kSsSc0 = 6, kSsSc1 = 7, kSsP0 = 8, kSsWg1 = 9, kSsS0 = 10;
 // the ring's mbarriers (bar0 + 8 i): early / late blocks of slot 0 / 1
 constexpr int kE0 = 0, kL0 = 1, kL1 = 2, kE1 = 3;

@@ -50,18 +50,19 @@
 #ifndef MLA_QMT_ABLATE
 #define MLA_QMT_ABLATE 0
 #endif
-// MLA_QMT_S_SLOTCONST=1 (session 17; measured in session 18: 332.4 -> 333.5 µs at 128 heads, off): the S issue in two copies, one
-// per ring slot, so that the K descriptor's base is a compile-time offset from the (uniform)
-// shared-memory base instead of a per-thread value moved to uniform registers for every MMA
-// (two R2UR per HGMMA in the hot instance, cuobjdump).
+// MLA_QMT_S_SLOTCONST=1 (session 17; measured in session 18: 332.4 -> 333.5 µs at 128 heads, off):
+// the S issue in two copies, one per ring slot, so that the K descriptor's base is a compile-time
+// offset from the (uniform) shared-memory base instead of a per-thread value moved to uniform
+// registers for every MMA (two R2UR per HGMMA in the hot instance, cuobjdump).
 #ifndef MLA_QMT_S_SLOTCONST
 #define MLA_QMT_S_SLOTCONST 0
 #endif
-// MLA_QMT_EARLY_S=1 (session 17; measured in session 18: 332.4 -> 341.1 µs at 128 heads, off): warpgroup 0 issues S(t+1) right
-// after P.V(t), before waiting for it, when tile t+1 has already landed (mbarrier test, no
-// blocking: session 8's unconditional version made EMPTY wait for the load; decided once for the
-// warpgroup, bar_red_or), so that S(t+1) follows P.V(t) in the tensor pipe without the wait, the
-// EMPTY arrival and the issue in between. With MLA_QMT_ABLATE & 2 the early path is always taken.
+// MLA_QMT_EARLY_S=1 (session 17; measured in session 18: 332.4 -> 341.1 µs at 128 heads, off):
+// warpgroup 0 issues S(t+1) right after P.V(t), before waiting for it, when tile t+1 has already
+// landed (mbarrier test, no blocking: session 8's unconditional version made EMPTY wait for the
+// load; decided once for the warpgroup, bar_red_or), so that S(t+1) follows P.V(t) in the tensor
+// pipe without the wait, the EMPTY arrival and the issue in between. With MLA_QMT_ABLATE & 2 the
+// early path is always taken.
 #ifndef MLA_QMT_EARLY_S
 #define MLA_QMT_EARLY_S 0
 #endif
