@@ -444,7 +444,7 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
             }
         }
         epilogue(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), reinterpret_cast<float*>(smem + C::OFF_LX), o,
-                 l_run, n_tiles > 0 ? mx : nullptr, kvsc);
+                 l_run, n_tiles > 0 ? mx : nullptr, kvsc * mla_ra::kE4m3Fold);
     }
 }
 

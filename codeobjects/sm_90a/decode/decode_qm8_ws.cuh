@@ -265,7 +265,7 @@ __device__ __forceinline__ void decode_qm8_ws_body(const mla_decode_params& p, c
     if (threadIdx.x < kSlots) mbar_init(c.bar0 + 8 * threadIdx.x, 64);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     const mla_dec::Scales scl = mla_dec::decode_scales(p);
-    c.kvsc = scl.kvsc;
+    c.kvsc = scl.kvsc * mla_ra::kE4m3Fold;  // (MLA_E4M3_BITCVT)
     c.sl2 = scl.sl2;
     // each role's code follows its setmaxnreg (ptxas allocates each region to its own count)
     if (threadIdx.x < 128) {

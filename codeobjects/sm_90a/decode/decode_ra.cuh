@@ -54,6 +54,16 @@ constexpr int kSlots = MLA_DECODE_RA_SLOTS;  // ring of raw fp8 tiles (decode_pa
 #ifndef MLA_RA_QROW
 #define MLA_RA_QROW 1
 #endif
+// MLA_E4M3_BITCVT (session 39, measurement build; 0 shipped): the e4m3 -> f16 fragments of V (and
+// of K with bf16 Q) by integer ops instead of cvt.rn.f16x2.e4m3x2 (F2FP): each byte is placed in the
+// high byte of its f16 half (prmt), its sign kept and its other 7 bits moved down one place, which
+// is the f16 of the byte's value / 256 exactly (normal and subnormal; the NaN code 0x7f becomes
+// 480 / 256). The kernels multiply the factor kE4m3Fold back in: into the output scale (V) and
+// into the score scale (K). 3 integer ops and a prmt an f16x2 against a prmt half and one F2FP.
+#ifndef MLA_E4M3_BITCVT
+#define MLA_E4M3_BITCVT 0
+#endif
+constexpr float kE4m3Fold = MLA_E4M3_BITCVT ? 256.f : 1.f;
 
 
 template <int N, bool Q8>
@@ -130,14 +140,24 @@ __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t x) {
     return uint32_t(h.x) | (uint32_t(h.y) << 16);
 }
 
-// 16 e4m3 bytes (one 16-byte chunk of a token row) -> 8 f16x2 registers, exactly; f[i] = bytes
-// 2 i, 2 i + 1.
+// The e4m3 bytes at bits 15..8 and 31..24 of y (the rest ignored) -> f16x2 of their values / 256,
+// exactly (MLA_E4M3_BITCVT).
+__device__ __forceinline__ uint32_t e4m3hi_to_f16x2_d256(uint32_t y) {
+    return (y & 0x80008000u) | ((y >> 1) & 0x3f803f80u);
+}
+// 16 e4m3 bytes (one 16-byte chunk of a token row) -> 8 f16x2 registers, exactly (times
+// 1 / kE4m3Fold); f[i] = bytes 2 i, 2 i + 1.
 __device__ __forceinline__ void chunk_to_f16(const uint4 x, uint32_t (&f)[8]) {
     const uint32_t w[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
+#if MLA_E4M3_BITCVT
+        f[2 * i] = e4m3hi_to_f16x2_d256(prmt(w[i], w[i], 0x1000));
+        f[2 * i + 1] = e4m3hi_to_f16x2_d256(prmt(w[i], w[i], 0x3020));
+#else
         f[2 * i] = e4m3x2_to_f16x2(w[i]);
         f[2 * i + 1] = e4m3x2_to_f16x2(w[i] >> 16);
+#endif
     }
 }
 
@@ -151,6 +171,16 @@ __device__ __forceinline__ void v_fragments_w(const uint32_t (&x0)[W], const uin
                                               const uint32_t (&x9)[W], uint32_t (&a)[2 * W][4]) {
 #pragma unroll
     for (int wd = 0; wd < W; ++wd) {
+#if MLA_E4M3_BITCVT
+        // dim 4 wd + c of tokens t (byte 1), t + 1 (byte 3): prmt selector 0x4000 + 0x1010 c
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+            const uint32_t sel = 0x4000u + 0x1010u * uint32_t(c);
+            a[2 * wd + c / 2][c % 2] = e4m3hi_to_f16x2_d256(prmt(x0[wd], x1[wd], sel));
+            a[2 * wd + c / 2][2 + c % 2] = e4m3hi_to_f16x2_d256(prmt(x8[wd], x9[wd], sel));
+        }
+        continue;
+#endif
         // bytes (dim 4 wd + c of token t, of token t + 1) for c = 0, 1 and c = 2, 3
         const uint32_t l01 = prmt(x0[wd], x1[wd], 0x5140), l23 = prmt(x0[wd], x1[wd], 0x7362);
         const uint32_t h01 = prmt(x8[wd], x9[wd], 0x5140), h23 = prmt(x8[wd], x9[wd], 0x7362);
@@ -324,7 +354,8 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
         if constexpr (Q8)
             load_q_perm<N>(p, w, smem, C::OFF_Q, tid);
         else
-            sl2w = sl2 * load_q_perm_f16<N>(p, w, smem, C::OFF_Q, reinterpret_cast<float*>(smem + C::OFF_RED), tid);
+            sl2w = sl2 * kE4m3Fold *
+                   load_q_perm_f16<N>(p, w, smem, C::OFF_Q, reinterpret_cast<float*>(smem + C::OFF_RED), tid);
         fence_proxy_async();
         __syncthreads();  // Q visible to both warpgroups' MMAs
 
@@ -448,7 +479,8 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
         base += uint32_t(n_tiles);
         __syncthreads();  // both warpgroups' MMAs done: the ring becomes the output staging
 
-        pp_epilogue<N, true>(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), red, mrg, m_run, l_run, o, kvsc);
+        pp_epilogue<N, true>(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), red, mrg, m_run, l_run, o,
+                              kvsc * kE4m3Fold);
     }
 }
 
