@@ -143,9 +143,15 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
 #ifndef MLA_DECODE_RA_SLOTS
 #define MLA_DECODE_RA_SLOTS 5
 #endif
+/* MLA_RA_VSWAP (session 39; decode_ra.cuh): the register-A ring's token order; with 2 each token
+ * row is padded to MLA_DECODE_RA_ROW_PITCH = 592 bytes (576 otherwise). */
+#ifndef MLA_RA_VSWAP
+#define MLA_RA_VSWAP 0
+#endif
+#define MLA_DECODE_RA_ROW_PITCH (MLA_RA_VSWAP == 2 ? 592 : 576)
 static inline constexpr int mla_decode_ra_threads() { return 256; }
 static inline constexpr int mla_decode_ra_smem_bytes(int m, bool q_fp8) {
-    return (q_fp8 ? 5 : 9) * m * 128 + MLA_DECODE_RA_SLOTS * 64 * 576 + 2 * m * 128 + 2 * 16 * m + MLA_DECODE_RA_SLOTS * 64 * 4 +
+    return (q_fp8 ? 5 : 9) * m * 128 + MLA_DECODE_RA_SLOTS * 64 * MLA_DECODE_RA_ROW_PITCH + 2 * m * 128 + 2 * 16 * m + MLA_DECODE_RA_SLOTS * 64 * 4 +
            2 * 2 * 4 * m + MLA_DECODE_RA_SLOTS * 8;
 }
 /* qm kernels (mla_decode_qm_<q>_<kv>_m<M>, decode_qm.cuh; M = 32 or 64): the query rows are the

@@ -54,6 +54,17 @@ constexpr int kSlots = MLA_DECODE_RA_SLOTS;  // ring of raw fp8 tiles (decode_pa
 #ifndef MLA_RA_QROW
 #define MLA_RA_QROW 1
 #endif
+// MLA_RA_VSWAP (session 39; defined in decode_params.h): the order of the tile's tokens on the
+// S^T rows, which are also P^T's and V^T's k-positions (wg_tile.cuh's tile_token). A tile row is 576
+// bytes, 64 mod 128, so in the identity order (0) the V^T fragment loads (one token row for each
+// of a quad's 4 lanes: tokens 2 q, all even) put a quarter-warp's 4 rows on the same banks: a
+// 4-way conflict. 1: the tokens of every second pair swapped, so a quad's tokens alternate in
+// parity: 2-way (the least a 576-byte pitch allows); the K fragment loads stay conflict-free (a
+// quarter-warp still reads two adjacent rows). 2: rows padded to 592 bytes (80 mod 128), one bulk
+// copy a token, and map 2, whose quads read tokens of distinct residues mod 8 of one parity
+// (V conflict-free) and whose adjacent S^T rows are tokens 4 apart (K conflict-free).
+constexpr int kRowP = MLA_DECODE_RA_ROW_PITCH;  // bytes from one token row of a slot to the next
+constexpr int kSlotB = 64 * kRowP;              // bytes of a ring slot
 // MLA_E4M3_BITCVT (session 39, measurement build; 0 shipped): the e4m3 -> f16 fragments of V (and
 // of K with bf16 Q) by integer ops instead of cvt.rn.f16x2.e4m3x2 (F2FP): each byte is placed in the
 // high byte of its f16 half (prmt), its sign kept and its other 7 bits moved down one place, which
@@ -71,14 +82,14 @@ struct CfgRA {
     static_assert(N == 16, "the register-A kernel is built for 16-row tiles");
     static constexpr int OFF_Q = 0;                             // Q: fp8 5, f16 9 swizzled 128-byte blocks
     static constexpr int OFF_KV = (Q8 ? 5 : 9) * N * 128;       // [kSlots] raw fp8 tiles
-    static constexpr int OFF_P = OFF_KV + kSlots * kRaw8;       // [warpgroup] P^T [N][64] f16
+    static constexpr int OFF_P = OFF_KV + kSlots * kSlotB;      // [warpgroup] P^T [N][64] f16
     static constexpr int OFF_RED = OFF_P + 2 * N * 128;         // [warpgroup][4][N] maxima / sums
     static constexpr int OFF_TOK = OFF_RED + 2 * 16 * N;        // [kSlots][64] token flags
     static constexpr int OFF_MRG = OFF_TOK + kSlots * kTN * 4;  // [warpgroup][m | l][N]
     static constexpr int OFF_BAR = OFF_MRG + 2 * 2 * 4 * N;     // [kSlots] mbarriers ("full")
     static constexpr int SMEM = OFF_BAR + kSlots * 8;
     static_assert(SMEM == mla_decode_ra_smem_bytes(N, Q8), "smem layout and formula disagree");
-    static_assert(N * kOPitch * 4 <= kSlots * kRaw8, "output staging does not fit the ring");
+    static_assert(N * kOPitch * 4 <= kSlots * kSlotB, "output staging does not fit the ring");
     static_assert(OFF_KV % 1024 == 0 && OFF_P % 1024 == 0 && OFF_BAR % 8 == 0, "alignment");
 };
 
@@ -97,16 +108,16 @@ __device__ __forceinline__ void issue_tile_bulk(const mla_decode_params& p, cons
     tok[lt] = row != nullptr ? 1 : 0;
     if (row != nullptr) {
         const int psz = 1 << p.page_size_log2;
-        if (lt == 0 || (j & (psz - 1)) == 0) {
-            const int run = min(min((j | (psz - 1)) + 1, t0 + kTN), w.tok_end) - j;
+        if (MLA_RA_VSWAP == 2 || lt == 0 || (j & (psz - 1)) == 0) {
+            const int run = MLA_RA_VSWAP == 2 ? 1 : min(min((j | (psz - 1)) + 1, t0 + kTN), w.tok_end) - j;
             mbar_arrive_tx(bar, run * kD);
-            bulk_copy(smem_u32(slot + lt * kD), row, run * kD, bar);
+            bulk_copy(smem_u32(slot + lt * kRowP), row, run * kD, bar);
         } else {
             mbar_arrive(bar);
         }
     } else {
 #pragma unroll
-        for (int c = 0; c < kD / 16; ++c) *reinterpret_cast<uint4*>(slot + lt * kD + 16 * c) = make_uint4(0, 0, 0, 0);
+        for (int c = 0; c < kD / 16; ++c) *reinterpret_cast<uint4*>(slot + lt * kRowP + 16 * c) = make_uint4(0, 0, 0, 0);
         mbar_arrive(bar);
     }
 }
@@ -321,7 +332,13 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
     int* tok_all = reinterpret_cast<int*>(smem + C::OFF_TOK);  // [kSlots][64]
     float* mrg = reinterpret_cast<float*>(smem + C::OFF_MRG);
     const uint32_t bar0 = sbase + C::OFF_BAR, p_off = C::OFF_P + wg * N * 128;
-    const int r0 = 16 * wl + (lane >> 2);          // this thread's tokens r0, r0 + 8 (S^T rows)
+    const int r0 = 16 * wl + (lane >> 2);  // this thread's S^T rows r0, r0 + 8
+    // their token rows (tile_token: r0, r0 + 8 without MLA_RA_VSWAP), as byte offsets in a slot
+    const int ka_off = mla_wg::tile_token<MLA_RA_VSWAP>(r0) * kRowP, kb_off = mla_wg::tile_token<MLA_RA_VSWAP>(r0 + 8) * kRowP;
+    // this thread's V^T k-positions of a step, 2 q + (0, 1, 8, 9): their token rows' byte offsets
+    int v_off[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v_off[k] = mla_wg::tile_token<MLA_RA_VSWAP>(2 * q + (k & 1) + 8 * (k >> 1)) * kRowP;
     const int vcol = 16 * (8 * wl + (lane >> 2));  // this thread's 16 V dims (O^T rows)
 
     const mla_dec::Scales scl = mla_dec::decode_scales(p);
@@ -344,7 +361,7 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
         auto issue = [&](int t) {
             const int sl = int((base + t) % kSlots);
             if (wt < 64)
-                issue_tile_bulk(p, w, t, smem + C::OFF_KV + sl * kRaw8, tok_all + sl * kTN, bar0 + 8 * sl, wt);
+                issue_tile_bulk(p, w, t, smem + C::OFF_KV + sl * kSlotB, tok_all + sl * kTN, bar0 + 8 * sl, wt);
         };
 
         __syncthreads();  // the previous work's epilogue is done with shared memory (mbarrier init)
@@ -369,7 +386,7 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
             // (wg_common.cuh: the warpgroup that runs the CTA's last tile triggers)
             if (MLA_QM_RA_LATE_TRIG && wt == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
                 mla_dec::trigger_dependents();
-            const char* kt = smem + C::OFF_KV + sl * kRaw8;
+            const char* kt = smem + C::OFF_KV + sl * kSlotB;
             const int* tok = tok_all + sl * kTN;
             if (!(MLA_WG_ABLATE & 4)) {
                 float sa[NA][NR];
@@ -388,8 +405,8 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                     uint4 ka[9], kb[9];
 #pragma unroll
                     for (int c = 0; c < 9; ++c) {
-                        ka[c] = *reinterpret_cast<const uint4*>(kt + r0 * kD + 16 * (4 * c + q));
-                        kb[c] = *reinterpret_cast<const uint4*>(kt + (r0 + 8) * kD + 16 * (4 * c + q));
+                        ka[c] = *reinterpret_cast<const uint4*>(kt + ka_off + 16 * (4 * c + q));
+                        kb[c] = *reinterpret_cast<const uint4*>(kt + kb_off + 16 * (4 * c + q));
                     }
                     start_chains();
 #pragma unroll
@@ -406,14 +423,14 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                     // chunk c waits for chunk c - 2's wgmmas before reusing their registers. ----
                     start_chains();
                     uint32_t fa[2][8], fb[2][8];
-                    uint4 ra = *reinterpret_cast<const uint4*>(kt + r0 * kD + 16 * q);
-                    uint4 rb = *reinterpret_cast<const uint4*>(kt + (r0 + 8) * kD + 16 * q);
+                    uint4 ra = *reinterpret_cast<const uint4*>(kt + ka_off + 16 * q);
+                    uint4 rb = *reinterpret_cast<const uint4*>(kt + kb_off + 16 * q);
 #pragma unroll
                     for (int c = 0; c < ((MLA_WG_ABLATE & 2) ? 0 : 9); ++c) {
                         const uint4 xa = ra, xb = rb;
                         if (c + 1 < 9) {
-                            ra = *reinterpret_cast<const uint4*>(kt + r0 * kD + 16 * (4 * (c + 1) + q));
-                            rb = *reinterpret_cast<const uint4*>(kt + (r0 + 8) * kD + 16 * (4 * (c + 1) + q));
+                            ra = *reinterpret_cast<const uint4*>(kt + ka_off + 16 * (4 * (c + 1) + q));
+                            rb = *reinterpret_cast<const uint4*>(kt + kb_off + 16 * (4 * (c + 1) + q));
                         }
                         if (c >= 2) wg_wait1();
                         chunk_to_f16(xa, fa[c & 1]);
@@ -433,7 +450,7 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                 wait_sum_chains(sa, sv);
 
                 float alpha[NI];
-                const bool moved = tile_softmax<NQ, true, MLA_WG_LAZY>(smem, p_off, red, tok, w.tok_begin + tile * kTN,
+                const bool moved = tile_softmax<NQ, true, MLA_WG_LAZY, false, MLA_RA_VSWAP>(smem, p_off, red, tok, w.tok_begin + tile * kTN,
                                                                         lim, sl2w, sv, m_run, l_run, alpha, 1 + wg);
 
                 // ---- O^T = O^T * alpha + V^T . P^T: per 16-token step, 8 m-blocks from registers ----
@@ -445,11 +462,17 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                 // raw V rows of step ks (tokens t, t + 1, t + 8, t + 9): loaded one step ahead
                 uint4 vr[2][4];
                 auto load_v = [&](int ks, uint4 (&r)[4]) {
-                    const char* vt = kt + (16 * ks + 2 * q) * kD + vcol;
-                    r[0] = *reinterpret_cast<const uint4*>(vt);
-                    r[1] = *reinterpret_cast<const uint4*>(vt + kD);
-                    r[2] = *reinterpret_cast<const uint4*>(vt + 8 * kD);
-                    r[3] = *reinterpret_cast<const uint4*>(vt + 9 * kD);
+                    if constexpr (MLA_RA_VSWAP == 0) {  // (the shipped code: its SASS as before)
+                        const char* vt = kt + (16 * ks + 2 * q) * kD + vcol;
+                        r[0] = *reinterpret_cast<const uint4*>(vt);
+                        r[1] = *reinterpret_cast<const uint4*>(vt + kD);
+                        r[2] = *reinterpret_cast<const uint4*>(vt + 8 * kD);
+                        r[3] = *reinterpret_cast<const uint4*>(vt + 9 * kD);
+                    } else {
+                        const char* vt = kt + 16 * ks * kRowP + vcol;
+#pragma unroll
+                        for (int k = 0; k < 4; ++k) r[k] = *reinterpret_cast<const uint4*>(vt + v_off[k]);
+                    }
                 };
                 load_v(0, vr[0]);
 #pragma unroll

@@ -404,7 +404,20 @@ __device__ __forceinline__ float warp_col_max(float v) {
 // (bf16 / f16 hold it to the same relative precision as P <= 1; o = sum p v / sum p for any
 // reference max). Returns whether the maxima moved (uniform over the warpgroup; always true when
 // kLazy is 0): the caller rescales O only then.
-template <int NQ, bool PF16, int kLazy = 0, bool kKeep = false>
+// The token of S^T row r (< 64) under token map kMap (the register-A body's MLA_RA_VSWAP,
+// decode_ra.cuh): 0 the identity; 1 r ^ ((r >> 1) & 1) (the tokens of every second pair swapped);
+// 2 within each 16: rows 8 h + x hold token h + (0, 4, 2, 6, 12, 8, 14, 10)[x] (even tokens in rows
+// 0..7, odd in 8..15). The rows of S^T are P^T's k-positions and V^T's, so one map serves all three.
+template <int kMap>
+__device__ __forceinline__ int tile_token(int r) {
+    if constexpr (kMap == 0) return r;
+    if constexpr (kMap == 1) return r ^ ((r >> 1) & 1);
+    const int x = r & 7, q = x >> 1, b = x & 1, hi = q >> 1;
+    return (r & ~15) + ((r >> 3) & 1) + 2 * q + 4 * hi + 4 * (b ^ hi);
+}
+
+// kTokMap: the rows' token map (tile_token): the masks read each row's token's flag and limit.
+template <int NQ, bool PF16, int kLazy = 0, bool kKeep = false, int kTokMap = 0>
 __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* red, const int* tok, int jt0,
                                              const int (&lim)[NQ / 4], float sl2, float (&s)[NQ / 2],
                                              float (&m_run)[NQ / 4], float (&l_run)[NQ / 4], float (&alpha)[NQ / 4],
@@ -416,8 +429,9 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
     const int r0 = 16 * wl + (lane >> 2);
     MLA_TRACE_SUB_BASE(tsb);
     // ---- mask, scale to base-2 logits, column (query row) maxima ----
-    const int jt = jt0 + r0;
-    const bool ok0 = tok[r0] != 0, ok1 = tok[r0 + 8] != 0;
+    const int t0 = tile_token<kTokMap>(r0), t1 = tile_token<kTokMap>(r0 + 8);  // the rows' tokens
+    const int jt = jt0 + t0, jt1 = kTokMap == 0 ? jt + 8 : jt0 + t1;
+    const bool ok0 = tok[t0] != 0, ok1 = tok[t1] != 0;
     float mx[NI];
 #pragma unroll
     for (int i = 0; i < NI; ++i) {
@@ -428,7 +442,7 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
             b = ((keep >> (2 * i + 1)) & 1) != 0 ? s[e0 + 2] * sl2 : -INFINITY;
         } else {
             a = (ok0 && jt <= lim[i]) ? s[e0] * sl2 : -INFINITY;
-            b = (ok1 && jt + 8 <= lim[i]) ? s[e0 + 2] * sl2 : -INFINITY;
+            b = (ok1 && jt1 <= lim[i]) ? s[e0 + 2] * sl2 : -INFINITY;
         }
         s[e0] = a;
         s[e0 + 2] = b;
