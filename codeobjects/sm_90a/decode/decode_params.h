@@ -143,10 +143,12 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
 #ifndef MLA_DECODE_RA_SLOTS
 #define MLA_DECODE_RA_SLOTS 5
 #endif
-/* MLA_RA_VSWAP (session 39; decode_ra.cuh): the register-A ring's token order; with 2 each token
- * row is padded to MLA_DECODE_RA_ROW_PITCH = 592 bytes (576 otherwise). */
+/* MLA_RA_VSWAP (session 39; decode_ra.cuh): the register-A ring's token order, 1 shipped (the
+ * tokens of every second pair swapped: fp8 16 heads 102.2 -> 94.8 us, bf16 Q / fp8 KV 116.8 ->
+ * 105.1, docs/performance.md); with 2 (measured slower) each token row is padded to
+ * MLA_DECODE_RA_ROW_PITCH = 592 bytes (576 otherwise). */
 #ifndef MLA_RA_VSWAP
-#define MLA_RA_VSWAP 0
+#define MLA_RA_VSWAP 1
 #endif
 #define MLA_DECODE_RA_ROW_PITCH (MLA_RA_VSWAP == 2 ? 592 : 576)
 static inline constexpr int mla_decode_ra_threads() { return 256; }
