@@ -140,8 +140,10 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
  * per row; bf16 Q staged as f16: 9),
  * a ring of MLA_DECODE_RA_SLOTS raw fp8 tiles, 2 P^T (f16), 2 exchanges, flags per slot,
  * 2 x (m, l), one mbarrier per slot. */
+/* 4 slots since session 39 (5 before; with MLA_RA_VSWAP 1, fp8 16 heads 94.6 -> 93.4 us, bf16 Q /
+ * fp8 KV 104.9 -> 104.3, docs/performance.md). */
 #ifndef MLA_DECODE_RA_SLOTS
-#define MLA_DECODE_RA_SLOTS 5
+#define MLA_DECODE_RA_SLOTS 4
 #endif
 /* MLA_RA_VSWAP (session 39; decode_ra.cuh): the register-A ring's token order, 1 shipped (the
  * tokens of every second pair swapped: fp8 16 heads 102.2 -> 94.8 us, bf16 Q / fp8 KV 116.8 ->
