@@ -1,15 +1,4 @@
 # session 39 call 5: gpu_check and the targets on the shipped cubins after MLA_DECODE_RA_SLOTS 4 (ra fp8/fp8 71f2d4af,
-# ra bf16/fp8 8d26120d; launch_smem 163616 / 171808; the other 10 as at 5ee1553).
+# ra bf16/fp8 8d26120d; launch_smem 163616 / 171808; the other 10 as at 5ee1553): call 3's steps.
 # carry: build-lead/{src,codeobjects,tools,tests/planner,tests/core,tests/cp,tests/gpu,examples}
-set -u
-O=${OUT:-/tmp/out}; mkdir -p $O
-exec > >(tee $O/s39c5.txt) 2>&1
-export LD_LIBRARY_PATH=$PWD/build-lead/src MLA_CODEOBJECT_DIR=$PWD/build-lead/codeobjects
-nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm --format=csv,noheader
-T=build-lead/tools/mla/mla
-echo "== gpu_check ($SECONDS s)"
-BUILD=build-lead OUT=$O/gc PLAN_SWEEP=100 timeout 330 scripts/gpu_check.sh 2>&1 | tail -48
-(cd $O && tar czf gc.tgz gc && rm -rf gc)
-echo "== targets ($SECONDS s)"; timeout 130 $T bench --targets 2>&1 | tee $O/targets.txt
-nvidia-smi --query-gpu=clocks.sm --format=csv,noheader
-echo "done ($SECONDS s)"
+NAME=s39c5 exec bash "$(dirname "$0")/s39c3.sh"
