@@ -14,7 +14,8 @@
 //                                               registers (exact e4m3 -> f16), B = P^T in f16
 // Two permutations make every fragment a 16-byte shared-memory load:
 // * S^T contracts over the 576 dims, so they may be reordered as long as Q uses the same order:
-//   the thread with lane quad q holds, for its tokens r0 and r0 + 8, the 16-byte chunks 4 i + q
+//   the thread with lane quad q holds, for its S^T rows r0 and r0 + 8 (tokens tile_token(r0),
+//   tile_token(r0 + 8): MLA_RA_VSWAP below), the 16-byte chunks 4 i + q
 //   (i < 9) of the row, and chunk (q, i) byte 8 e + 4 j + b is k-step 2 i + e, column
 //   16 j + 4 q + b. Q is staged in that order (logical 4-byte word 8 s + 4 j + q of a row = the
 //   row's word 4 (4 (s / 2) + q) + 2 (s % 2) + j). bf16 Q: chunk (q, i) byte pair 2 s' + j is
@@ -22,12 +23,14 @@
 // * The O^T rows (output dims) may be reordered as long as the epilogue undoes it: in m-block mb
 //   the thread's rows r0 and r0 + 8 are dims 16 G + 2 mb and 16 G + 2 mb + 1, G = 8 warp + lane / 4,
 //   so the thread's V fragment of a token is one 16-byte chunk (dims 16 G .. 16 G + 15); bytes of
-//   two adjacent tokens are paired with prmt and widened with one cvt per f16x2 register.
+//   the tokens of two adjacent k-positions are paired with prmt and widened with one cvt per
+//   f16x2 register.
 // Ping-pong: warpgroup g runs tiles g, g + 2, ... with its own O^T, m, l; the two merge at the end
 // (pp_epilogue). Loads: a ring of kSlots raw fp8 tiles shared by both warpgroups, one bulk copy
 // (cp.async.bulk) per run of the tile's rows on one page, completing on the slot's mbarrier; the
-// warpgroup that finishes tile t refills its slot with tile t + kSlots (for the other warpgroup), so up to
-// kSlots - 1 tiles are in flight with no producer warp and no cross-warpgroup barrier.
+// warpgroup that finishes tile t refills its slot with tile t + kSlots (its own next tile but one
+// with kSlots 4, the other warpgroup's with an odd kSlots), so up to kSlots - 1 tiles are in
+// flight with no producer warp and no cross-warpgroup barrier.
 // fp8 arithmetic (fp8 Q): e4m3 products are exact, but Hopper's fp8 wgmma adds them with fewer mantissa
 // bits than fp32 (the LSE differs from an fp32 sum by up to ~1e-4 where Q.K cancels; the test
 // tolerance is documented in docs/kernels.md); the MLA_RA_SCHAINS accumulator chains are summed
@@ -63,6 +66,7 @@ constexpr int kSlots = MLA_DECODE_RA_SLOTS;  // ring of raw fp8 tiles (decode_pa
 // quarter-warp still reads two adjacent rows). 2: rows padded to 592 bytes (80 mod 128), one bulk
 // copy a token, and map 2, whose quads read tokens of distinct residues mod 8 of one parity
 // (V conflict-free) and whose adjacent S^T rows are tokens 4 apart (K conflict-free).
+static_assert(MLA_RA_VSWAP >= 0 && MLA_RA_VSWAP <= 2, "MLA_RA_VSWAP: 0, 1 or 2");
 constexpr int kRowP = MLA_DECODE_RA_ROW_PITCH;  // bytes from one token row of a slot to the next
 constexpr int kSlotB = 64 * kRowP;              // bytes of a ring slot
 // MLA_E4M3_BITCVT (session 39, measurement build; 0 shipped): the e4m3 -> f16 fragments of V (and
@@ -93,10 +97,11 @@ struct CfgRA {
     static_assert(OFF_KV % 1024 == 0 && OFF_P % 1024 == 0 && OFF_BAR % 8 == 0, "alignment");
 };
 
-// Tile `tile` of work w into ring slot `slot` by 64 threads (lt = token). The tokens of one page
-// are contiguous rows of 576 bytes, so the first token of each run of the tile on one page (the
-// tile's first token, or a token at a page start) copies the whole run with one bulk copy
-// (cp.async.bulk of run x 576 bytes: one per tile at page size >= 64, 64 at page size 1); a token
+// Tile `tile` of work w into ring slot `slot` by 64 threads (lt = token; its row at lt x kRowP). The
+// tokens of one page are contiguous rows of 576 bytes, so the first token of each run of the tile
+// on one page (the tile's first token, or a token at a page start) copies the whole run with one
+// bulk copy (cp.async.bulk of run x 576 bytes: one per tile at page size >= 64, 64 at page size
+// 1; with MLA_RA_VSWAP 2 one per token, each to its 592-byte row); a token
 // past the work's end or on a bad page (never read) gets a zero row instead. Token flags go to
 // tok[64]; every thread arrives once on the slot's mbarrier (count 64), a run's first token with
 // the run's bytes as its expected transaction count. (One copy per token row made the compiler
@@ -173,9 +178,9 @@ __device__ __forceinline__ void chunk_to_f16(const uint4 x, uint32_t (&f)[8]) {
 }
 
 // V^T fragments of one 16-token k-step from W 4-byte words of each of four token rows: x0, x1 =
-// this thread's 4 W dims of tokens t and t + 1, x8, x9 of tokens t + 8, t + 9. a[mb] (mb < 2 W) =
-// the 4 f16x2 registers of m-block mb: rows (dims 2 mb, 2 mb + 1 of the thread's run) x tokens
-// (t, t + 1), then (t + 8, t + 9). W = 4: the register-A kernel (16 dims); W = 2: the fp8 qm
+// this thread's 4 W dims of the tokens at k-positions t and t + 1, x8, x9 at t + 8, t + 9 (t = 2 q;
+// the tokens there: tile_token). a[mb] (mb < 2 W) = the 4 f16x2 registers of m-block mb: rows
+// (dims 2 mb, 2 mb + 1 of the thread's run) x k-positions (t, t + 1), then (t + 8, t + 9). W = 4: the register-A kernel (16 dims); W = 2: the fp8 qm
 // body (8 dims a warpgroup half, decode_qm8.cuh).
 template <int W>
 __device__ __forceinline__ void v_fragments_w(const uint32_t (&x0)[W], const uint32_t (&x1)[W], const uint32_t (&x8)[W],
@@ -207,7 +212,7 @@ __device__ __forceinline__ void v_fragments_w(const uint32_t (&x0)[W], const uin
 }
 
 // The register-A kernel's V^T fragments (v_fragments_w<4>): x0, x1 = this thread's dims
-// 16 G .. 16 G + 15 of tokens t and t + 1 (t = 16 kt + 2 q), x8, x9 of tokens t + 8, t + 9;
+// 16 G .. 16 G + 15 at k-positions t and t + 1 (t = 16 kt + 2 q), x8, x9 at t + 8, t + 9;
 // a[mb] = rows (dims 16 G + 2 mb, + 1).
 __device__ __forceinline__ void v_fragments(const uint4 x0, const uint4 x1, const uint4 x8, const uint4 x9,
                                             uint32_t (&a)[8][4]) {
@@ -459,7 +464,7 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                 for (int mb = 0; mb < 8; ++mb) reg_fence(o[mb]);
                 wg_fence();
                 uint32_t va[2][8][4];
-                // raw V rows of step ks (tokens t, t + 1, t + 8, t + 9): loaded one step ahead
+                // raw V rows of step ks (k-positions t, t + 1, t + 8, t + 9): loaded one step ahead
                 uint4 vr[2][4];
                 auto load_v = [&](int ks, uint4 (&r)[4]) {
                     if constexpr (MLA_RA_VSWAP == 0) {  // (the shipped code: its SASS as before)

@@ -348,7 +348,7 @@ __device__ __forceinline__ void store_pt_stsm(char* smem, uint32_t p_off, const 
                                               const float (&pbv)[NQ / 4]) {
     const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3;
     // P^T by stmatrix .trans: an 8x8 block of (8 tokens) x (8 columns) in the accumulator
-    // layout (lane: token lane / 4, columns 2 (lane % 4) + 0, 1) is stored transposed, so each
+    // layout (lane: row lane / 4, columns 2 (lane % 4) + 0, 1) is stored transposed, so each
     // memory row is one column's 8 tokens: a 16-byte chunk of the K-major P^T row. Matrix k of
     // call q: columns 8 c .. 8 c + 7, c = 2 q + k / 2, tokens of this warp's half g = k % 2 (r0
     // or r0 + 8); lane 8 k + j gives the address of column 8 c + j's chunk, 2 wl + g swizzled.
@@ -383,9 +383,21 @@ __device__ __forceinline__ float warp_col_max(float v) {
     return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 16));
 }
 
+// The token of S^T row r (< 64) under token map kMap (the register-A body's MLA_RA_VSWAP,
+// decode_ra.cuh): 0 the identity; 1 r ^ ((r >> 1) & 1) (the tokens of every second pair swapped);
+// 2 within each 16: rows 8 h + x hold token h + (0, 4, 2, 6, 12, 8, 14, 10)[x] (even tokens in rows
+// 0..7, odd in 8..15). The rows of S^T are P^T's k-positions and V^T's, so one map serves all three.
+template <int kMap>
+__device__ __forceinline__ int tile_token(int r) {
+    if constexpr (kMap == 0) return r;
+    if constexpr (kMap == 1) return r ^ ((r >> 1) & 1);
+    const int x = r & 7, q = x >> 1, b = x & 1, hi = q >> 1;
+    return (r & ~15) + ((r >> 3) & 1) + 2 * q + 4 * hi + 4 * (b ^ hi);
+}
+
 // The online softmax of one 64-token tile for a warpgroup's NQ query columns, on the S^T
-// accumulator layout (this thread: tokens r0, r0 + 8 of the tile; columns 8 (i >> 1) + 2 (lane & 3)
-// + (i & 1)): mask (token flags, causal limits, padding rows), scale to base-2 logits, column
+// accumulator layout (this thread: rows r0, r0 + 8 of the tile, the tokens tile_token<kTokMap>
+// of them; columns 8 (i >> 1) + 2 (lane & 3) + (i & 1)): mask (token flags, causal limits, padding rows), scale to base-2 logits, column
 // maxima met in red[4][NQ] (named barrier bar_id), p = 2^(s - m) (0 while a column has seen no
 // key), l updated, P^T [NQ][64] written at p_off (bf16, or f16 when PF16) in the swizzled K-major
 // layout, alpha = 2^(m_old - m_new) returned. Ends with the fence and barrier that make P^T visible
@@ -404,18 +416,6 @@ __device__ __forceinline__ float warp_col_max(float v) {
 // (bf16 / f16 hold it to the same relative precision as P <= 1; o = sum p v / sum p for any
 // reference max). Returns whether the maxima moved (uniform over the warpgroup; always true when
 // kLazy is 0): the caller rescales O only then.
-// The token of S^T row r (< 64) under token map kMap (the register-A body's MLA_RA_VSWAP,
-// decode_ra.cuh): 0 the identity; 1 r ^ ((r >> 1) & 1) (the tokens of every second pair swapped);
-// 2 within each 16: rows 8 h + x hold token h + (0, 4, 2, 6, 12, 8, 14, 10)[x] (even tokens in rows
-// 0..7, odd in 8..15). The rows of S^T are P^T's k-positions and V^T's, so one map serves all three.
-template <int kMap>
-__device__ __forceinline__ int tile_token(int r) {
-    if constexpr (kMap == 0) return r;
-    if constexpr (kMap == 1) return r ^ ((r >> 1) & 1);
-    const int x = r & 7, q = x >> 1, b = x & 1, hi = q >> 1;
-    return (r & ~15) + ((r >> 3) & 1) + 2 * q + 4 * hi + 4 * (b ^ hi);
-}
-
 // kTokMap: the rows' token map (tile_token): the masks read each row's token's flag and limit.
 template <int NQ, bool PF16, int kLazy = 0, bool kKeep = false, int kTokMap = 0>
 __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* red, const int* tok, int jt0,
