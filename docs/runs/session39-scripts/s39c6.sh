@@ -1,7 +1,9 @@
 # session 39 call 6: the three-warpgroup fp8 qm kernel (-DMLA_QM8_WS=1, build-var/s39/ws: its table
 # routes the fp8/fp8 64-row rows to mla_decode_qm_fp8_fp8_m64_ws at 384 threads) after the review's
 # fix of its MLA_QM8_INV1 epilogue factor: checked on every request, then timed against the shipped
-# two-warpgroup kernel at fp8 128 heads (one round).
+# two-warpgroup kernel at fp8 128 heads (one round). Not run in session 39 (starts refused). The
+# variant: build-lead/codeobjects copied to build-var/s39/ws/codeobjects, the qm fp8 cubin rebuilt
+# with -DMLA_QM8_WS=1 (208bc61b), and its fp8,fp8,64 table rows set to 384 threads and the _ws kernel.
 # carry: build-lead/{src,codeobjects,tools}, build-var/s39
 set -u
 O=${OUT:-/tmp/out}; mkdir -p $O
