@@ -274,6 +274,17 @@ __device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uin
     for (int mb = 0; mb < 4; ++mb) reg_fence(o[mb]);
 }
 
+// What stage_o reads from lx[row] for a row's sum l: under MLA_QM8_INV1 the factor kv_scale / l (0
+// for a row with no key), else l. Both epilogues (epilogue below, decode_qm8_ws.cuh) write it.
+__device__ __forceinline__ float lx_entry(float l, float kvsc) {
+#if MLA_QM8_INV1
+    return l > 0.f ? kvsc / l : 0.f;
+#else
+    (void)kvsc;
+    return l;
+#endif
+}
+
 // One warpgroup's O^T half (dims 256 h ..; o: pv_half's accumulators) as o / l * kv_scale (0 for a
 // row with no key: lx[row] 0) into obuf's fp32 rows ([64][kOPitch]).
 __device__ __forceinline__ void stage_o(float* obuf, const float* lx, const float (&o)[4][32], int h, float kvsc) {
@@ -314,11 +325,11 @@ __device__ __forceinline__ void epilogue(const mla_decode_params& p, const mla_d
 #if MLA_QM8_INV1
             if (q == 0) {  // (m[row]: this thread's own writes, decode_qm8_body)
                 const int row = r0 + 8 * i;
-                lx[row] = lt > 0.f ? kvsc / lt : 0.f;
+                lx[row] = lx_entry(lt, kvsc);
                 if (row < w.nrows) store_lse(p, w, row, lt > 0.f && m ? (m[row] + __log2f(lt)) * kLn2 : -INFINITY);
             }
 #else
-            if (q == 0) lx[r0 + 8 * i] = lt;
+            if (q == 0) lx[r0 + 8 * i] = lx_entry(lt, kvsc);
 #endif
         }
     }

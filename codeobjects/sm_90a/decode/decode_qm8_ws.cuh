@@ -194,7 +194,7 @@ __device__ __forceinline__ void ws_role_s(const mla_decode_params& p, WsCtx& c) 
             lt += __shfl_xor_sync(0xffffffffu, lt, 2);
             const int row = r0 + 8 * i;
             if (q == 0) {
-                c.lx()[row] = MLA_QM8_INV1 ? (lt > 0.f ? c.kvsc / lt : 0.f) : lt;  // (stage_o's factor)
+                c.lx()[row] = lx_entry(lt, c.kvsc);
                 if (row < w.nrows) store_lse(p, w, row, lt > 0.f ? (m_run[i] + __log2f(lt)) * kLn2 : -INFINITY);
             }
         }

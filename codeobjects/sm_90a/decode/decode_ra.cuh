@@ -180,8 +180,8 @@ __device__ __forceinline__ void chunk_to_f16(const uint4 x, uint32_t (&f)[8]) {
 // V^T fragments of one 16-token k-step from W 4-byte words of each of four token rows: x0, x1 =
 // this thread's 4 W dims of the tokens at k-positions t and t + 1, x8, x9 at t + 8, t + 9 (t = 2 q;
 // the tokens there: tile_token). a[mb] (mb < 2 W) = the 4 f16x2 registers of m-block mb: rows
-// (dims 2 mb, 2 mb + 1 of the thread's run) x k-positions (t, t + 1), then (t + 8, t + 9). W = 4: the register-A kernel (16 dims); W = 2: the fp8 qm
-// body (8 dims a warpgroup half, decode_qm8.cuh).
+// (dims 2 mb, 2 mb + 1 of the thread's run) x k-positions (t, t + 1), then (t + 8, t + 9). W = 4:
+// the register-A kernel (16 dims); W = 2: the fp8 qm body (8 dims a warpgroup half, decode_qm8.cuh).
 template <int W>
 __device__ __forceinline__ void v_fragments_w(const uint32_t (&x0)[W], const uint32_t (&x1)[W], const uint32_t (&x8)[W],
                                               const uint32_t (&x9)[W], uint32_t (&a)[2 * W][4]) {
@@ -195,8 +195,7 @@ __device__ __forceinline__ void v_fragments_w(const uint32_t (&x0)[W], const uin
             a[2 * wd + c / 2][c % 2] = e4m3hi_to_f16x2_d256(prmt(x0[wd], x1[wd], sel));
             a[2 * wd + c / 2][2 + c % 2] = e4m3hi_to_f16x2_d256(prmt(x8[wd], x9[wd], sel));
         }
-        continue;
-#endif
+#else
         // bytes (dim 4 wd + c of token t, of token t + 1) for c = 0, 1 and c = 2, 3
         const uint32_t l01 = prmt(x0[wd], x1[wd], 0x5140), l23 = prmt(x0[wd], x1[wd], 0x7362);
         const uint32_t h01 = prmt(x8[wd], x9[wd], 0x5140), h23 = prmt(x8[wd], x9[wd], 0x7362);
@@ -208,6 +207,7 @@ __device__ __forceinline__ void v_fragments_w(const uint32_t (&x0)[W], const uin
         a[2 * wd + 1][1] = e4m3x2_to_f16x2(l23 >> 16);
         a[2 * wd + 1][2] = e4m3x2_to_f16x2(h23);
         a[2 * wd + 1][3] = e4m3x2_to_f16x2(h23 >> 16);
+#endif
     }
 }
 
@@ -467,17 +467,9 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                 // raw V rows of step ks (k-positions t, t + 1, t + 8, t + 9): loaded one step ahead
                 uint4 vr[2][4];
                 auto load_v = [&](int ks, uint4 (&r)[4]) {
-                    if constexpr (MLA_RA_VSWAP == 0) {  // (the shipped code: its SASS as before)
-                        const char* vt = kt + (16 * ks + 2 * q) * kD + vcol;
-                        r[0] = *reinterpret_cast<const uint4*>(vt);
-                        r[1] = *reinterpret_cast<const uint4*>(vt + kD);
-                        r[2] = *reinterpret_cast<const uint4*>(vt + 8 * kD);
-                        r[3] = *reinterpret_cast<const uint4*>(vt + 9 * kD);
-                    } else {
-                        const char* vt = kt + 16 * ks * kRowP + vcol;
+                    const char* vt = kt + 16 * ks * kRowP + vcol;
 #pragma unroll
-                        for (int k = 0; k < 4; ++k) r[k] = *reinterpret_cast<const uint4*>(vt + v_off[k]);
-                    }
+                    for (int k = 0; k < 4; ++k) r[k] = *reinterpret_cast<const uint4*>(vt + v_off[k]);
                 };
                 load_v(0, vr[0]);
 #pragma unroll

@@ -430,6 +430,7 @@ __device__ __forceinline__ bool tile_softmax(char* smem, uint32_t p_off, float* 
     MLA_TRACE_SUB_BASE(tsb);
     // ---- mask, scale to base-2 logits, column (query row) maxima ----
     const int t0 = tile_token<kTokMap>(r0), t1 = tile_token<kTokMap>(r0 + 8);  // the rows' tokens
+    // (jt + 8 at map 0: the same value, but the shipped wg cubins' SASS depends on the form)
     const int jt = jt0 + t0, jt1 = kTokMap == 0 ? jt + 8 : jt0 + t1;
     const bool ok0 = tok[t0] != 0, ok1 = tok[t1] != 0;
     float mx[NI];
