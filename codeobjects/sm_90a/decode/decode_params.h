@@ -137,7 +137,7 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
 }
 /* Register-A kernels (mla_decode_ra_<q>_fp8_m16, decode_ra.cuh): fp8 KV with fp8 or bf16 Q, 16-row
  * tiles, 2 ping-pong warpgroups (256 threads). Shared memory: Q (fp8: 5 swizzled 128-byte blocks
- * per row; bf16 Q staged as f16: 9),
+ * per row; bf16 Q split into two e4m3 rows, MLA_RA_QSPLIT: 10; bf16 Q staged as f16: 9),
  * a ring of MLA_DECODE_RA_SLOTS raw fp8 tiles, 2 P^T (f16), 2 exchanges, flags per slot,
  * 2 x (m, l), one mbarrier per slot. */
 /* 4 slots since session 39 (5 before; with MLA_RA_VSWAP 1, fp8 16 heads 94.6 -> 93.4 us, bf16 Q /
@@ -153,9 +153,17 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
 #define MLA_RA_VSWAP 1
 #endif
 #define MLA_DECODE_RA_ROW_PITCH (MLA_RA_VSWAP == 2 ? 592 : 576)
+/* MLA_RA_QSPLIT (session 40; decode_ra.cuh): the bf16-Q register-A kernel's S^T on the fp8 tensor
+ * cores. Q, times the work's 2^k, is split into two e4m3 parts hi + lo, staged as 2 m rows
+ * (10 blocks of m rows); 0: Q staged as f16 (9 blocks), S^T on the f16 tensor cores with K
+ * widened in registers. 1: one m64n32k32 chain whose 32 columns are hi and lo; 2: two
+ * m64n16k32 chains, hi and lo. */
+#ifndef MLA_RA_QSPLIT
+#define MLA_RA_QSPLIT 1
+#endif
 static inline constexpr int mla_decode_ra_threads() { return 256; }
 static inline constexpr int mla_decode_ra_smem_bytes(int m, bool q_fp8) {
-    return (q_fp8 ? 5 : 9) * m * 128 + MLA_DECODE_RA_SLOTS * 64 * MLA_DECODE_RA_ROW_PITCH + 2 * m * 128 + 2 * 16 * m + MLA_DECODE_RA_SLOTS * 64 * 4 +
+    return (q_fp8 ? 5 : MLA_RA_QSPLIT ? 10 : 9) * m * 128 + MLA_DECODE_RA_SLOTS * 64 * MLA_DECODE_RA_ROW_PITCH + 2 * m * 128 + 2 * 16 * m + MLA_DECODE_RA_SLOTS * 64 * 4 +
            2 * 2 * 4 * m + MLA_DECODE_RA_SLOTS * 8;
 }
 /* qm kernels (mla_decode_qm_<q>_<kv>_m<M>, decode_qm.cuh; M = 32 or 64): the query rows are the

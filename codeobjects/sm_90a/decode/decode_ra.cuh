@@ -84,8 +84,9 @@ constexpr float kE4m3Fold = MLA_E4M3_BITCVT ? 256.f : 1.f;
 template <int N, bool Q8>
 struct CfgRA {
     static_assert(N == 16, "the register-A kernel is built for 16-row tiles");
-    static constexpr int OFF_Q = 0;                             // Q: fp8 5, f16 9 swizzled 128-byte blocks
-    static constexpr int OFF_KV = (Q8 ? 5 : 9) * N * 128;       // [kSlots] raw fp8 tiles
+    // Q: fp8 5, split bf16 (MLA_RA_QSPLIT: 5 blocks of 2 N rows) 10, f16 9 swizzled 128-byte blocks
+    static constexpr int OFF_Q = 0;
+    static constexpr int OFF_KV = (Q8 ? 5 : MLA_RA_QSPLIT ? 10 : 9) * N * 128;  // [kSlots] raw fp8 tiles
     static constexpr int OFF_P = OFF_KV + kSlots * kSlotB;      // [warpgroup] P^T [N][64] f16
     static constexpr int OFF_RED = OFF_P + 2 * N * 128;         // [warpgroup][4][N] maxima / sums
     static constexpr int OFF_TOK = OFF_RED + 2 * 16 * N;        // [kSlots][64] token flags
@@ -135,6 +136,18 @@ __device__ __forceinline__ void wgmma_n16_e4m3_ra(float (&d)[8], uint32_t a0, ui
         "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 "
         "{%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, p, 1, 1;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(acc));
+}
+// D[64 x 32] (+)= A . B, e4m3 x e4m3 -> fp32, A (64 x 32) from registers, B (32 rows) by
+// descriptor; d0 = columns 0-15, d1 = columns 16-31 (each in the m64n16 accumulator layout).
+__device__ __forceinline__ void wgmma_n32_e4m3_ra(float (&d0)[8], float (&d1)[8], uint32_t a0, uint32_t a1, uint32_t a2,
+                                                  uint32_t a3, uint64_t b, int acc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, {%16,%17,%18,%19}, %20, p, 1, 1;\n}\n"
+        : "+f"(d0[0]), "+f"(d0[1]), "+f"(d0[2]), "+f"(d0[3]), "+f"(d0[4]), "+f"(d0[5]), "+f"(d0[6]), "+f"(d0[7]),
+          "+f"(d1[0]), "+f"(d1[1]), "+f"(d1[2]), "+f"(d1[3]), "+f"(d1[4]), "+f"(d1[5]), "+f"(d1[6]), "+f"(d1[7])
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(acc));
 }
 // D[64 x 16] += A . B, f16 x f16 -> fp32, A (64 x 16) from registers, B (K-major) by descriptor.
@@ -257,6 +270,26 @@ __device__ __forceinline__ void load_q_perm(const mla_decode_params& p, const ml
     }
 }
 
+// The exponent k of a work's Q scale: mx = this thread's max |Q| as float bits (non-negative
+// floats order as their bits); returns k with qmax 2^k < 2^top for the CTA's max qmax (k <= 126;
+// 0 when qmax is 0, infinite or NaN). All 256 threads; `scratch` holds 8 floats, free at the call,
+// and is read after the call's __syncthreads: the caller orders its next use behind a barrier.
+__device__ __forceinline__ int work_q_exponent(uint32_t mx, float* scratch, int tid, int top) {
+    mx = __reduce_max_sync(0xffffffffu, mx);
+    if ((tid & 31) == 0) reinterpret_cast<uint32_t*>(scratch)[tid >> 5] = mx;
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < 8; ++i) mx = max(mx, reinterpret_cast<const uint32_t*>(scratch)[i]);
+    const float qmax = __uint_as_float(mx);
+    int k = 0;
+    if (qmax > 0.f && qmax <= 3.0e38f) {
+        int e;
+        frexpf(qmax, &e);  // qmax < 2^e
+        k = min(top - e, 126);
+    }
+    return k;
+}
+
 // Work w's bf16 Q rows -> shared memory at off_q as f16 scaled by 2^k, in the permuted K-major
 // order of the f16 S^T fragments (file comment), 128-byte swizzle; rows past w.nrows are zero.
 // k is the work's exponent (max |Q| 2^k < 2^15, so every bf16 value of at least 2^-17 after
@@ -301,18 +334,7 @@ __device__ __forceinline__ float load_q_perm_f16(const mla_decode_params& p, con
 #endif
         mx = max(mx, max((v[u] << 16) & 0x7fffffffu, v[u] & 0x7fff0000u));
     }
-    mx = __reduce_max_sync(0xffffffffu, mx);
-    if ((tid & 31) == 0) reinterpret_cast<uint32_t*>(scratch)[tid >> 5] = mx;
-    __syncthreads();
-#pragma unroll
-    for (int i = 0; i < 8; ++i) mx = max(mx, reinterpret_cast<const uint32_t*>(scratch)[i]);
-    const float qmax = __uint_as_float(mx);
-    int k = 0;
-    if (qmax > 0.f && qmax <= 3.0e38f) {
-        int e;
-        frexpf(qmax, &e);  // qmax < 2^e
-        k = min(15 - e, 126);
-    }
+    const int k = work_q_exponent(mx, scratch, tid, 15);
     const float up = ldexpf(1.f, k);
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
@@ -325,10 +347,68 @@ __device__ __forceinline__ float load_q_perm_f16(const mla_decode_params& p, con
     return ldexpf(1.f, -k);
 }
 
+// Work w's bf16 Q rows, times 2^k, as two e4m3 parts (MLA_RA_QSPLIT): x = Q 2^k (exact), hi =
+// e4m3(x), lo = e4m3(x - hi), both rounded to nearest; rows 0 .. N - 1 of the staged 2 N-row tile
+// hold hi, rows N .. 2 N - 1 lo, in load_q_perm's permuted K-major fp8 order (its logical word L
+// of 4 elements is bf16 elements 4 phys .. 4 phys + 3 of the row), 128-byte swizzle; rows past
+// w.nrows are zero. k is the work's exponent with max |Q| 2^k < 2^8, so hi never saturates (e4m3
+// max 448) and |lo| <= 8. hi + lo = x exactly wherever x >= 2^-2 (its 8 significant bits: hi
+// takes the top 4, rounded, and the rest, at most 3 significant bits on x's grid, is a multiple
+// of e4m3's least subnormal 2^-9): every element within 2^-10 of the work's max |Q|; below, the
+// error is at most 2^-10, i.e. 2^-18 of the max. Inf or NaN in Q become e4m3 NaN (no
+// saturation). Returns 2^-k, the factor the scores are scaled back by. All 256 threads;
+// `scratch` holds 8 floats (free at the call). Ends with a __syncthreads (for the scratch).
+template <int N>
+__device__ __forceinline__ float load_q_split(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
+                                              uint32_t off_q, float* scratch, int tid) {
+    constexpr int TPR = 256 / N, kPer = (kD / 4) / TPR;  // threads a row; 4-element words a thread
+    static_assert(256 % N == 0 && (kD / 4) % TPR == 0, "Q words per thread");
+    const int row = tid / TPR;
+    const char* src = row < w.nrows ? q_row<false>(p, w, row) : nullptr;
+    uint2 v[kPer];
+    uint32_t mx = 0;  // max |Q| as bits
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+        const int L = tid % TPR + TPR * u;
+        const int s = L >> 3, j = (L >> 2) & 1, qq = L & 3;
+        const int phys = 4 * (4 * (s >> 1) + qq) + 2 * (s & 1) + j;
+        v[u] = src ? *reinterpret_cast<const uint2*>(src + 8 * phys) : make_uint2(0u, 0u);
+        mx = max(mx, max(max((v[u].x << 16) & 0x7fffffffu, v[u].x & 0x7fff0000u),
+                         max((v[u].y << 16) & 0x7fffffffu, v[u].y & 0x7fff0000u)));
+    }
+    const int k = work_q_exponent(mx, scratch, tid, 8);
+    const float up = ldexpf(1.f, k);
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+        const int L = tid % TPR + TPR * u;
+        const uint32_t wd[2] = {v[u].x, v[u].y};
+        uint32_t hi = 0, lo = 0;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float2 x = make_float2(__uint_as_float(wd[h] << 16) * up, __uint_as_float(wd[h] & 0xffff0000u) * up);
+            const __nv_fp8x2_storage_t h8 = __nv_cvt_float2_to_fp8x2(x, __NV_NOSAT, __NV_E4M3);
+            const float2 hx = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(h8, __NV_E4M3)));
+            const __nv_fp8x2_storage_t l8 =
+                __nv_cvt_float2_to_fp8x2(make_float2(x.x - hx.x, x.y - hx.y), __NV_NOSAT, __NV_E4M3);
+            hi |= uint32_t(h8) << (16 * h);
+            lo |= uint32_t(l8) << (16 * h);
+        }
+        *reinterpret_cast<uint32_t*>(smem + off_q + q_perm_off<2 * N>(row, L)) = hi;
+        *reinterpret_cast<uint32_t*>(smem + off_q + q_perm_off<2 * N>(row + N, L)) = lo;
+    }
+    __syncthreads();  // every thread has read the scratch
+    return ldexpf(1.f, -k);
+}
+
 template <int N, bool Q8>
 __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char* smem) {
     using C = CfgRA<N, Q8>;
     constexpr int NQ = N, NR = NQ / 2, NI = NQ / 4, NA = MLA_RA_SCHAINS;
+    // bf16 Q split into e4m3 hi + lo (MLA_RA_QSPLIT): S^T on the fp8 tensor cores against 2 N
+    // staged rows, hi and lo in the two accumulator chains
+    constexpr bool kQS = !Q8 && MLA_RA_QSPLIT != 0;
+    constexpr int NB = kQS ? 2 * N : N;  // rows of the staged Q (the S^T MMAs' B)
+    static_assert(!kQS || NA == 2, "MLA_RA_QSPLIT: the two chains are hi and lo");
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
     const int wt = tid & 127, q = lane & 3;
     if (!launch_ok(p, smem, C::SMEM)) return;
@@ -375,6 +455,8 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
         float sl2w = sl2;
         if constexpr (Q8)
             load_q_perm<N>(p, w, smem, C::OFF_Q, tid);
+        else if constexpr (kQS)
+            sl2w = sl2 * load_q_split<N>(p, w, smem, C::OFF_Q, reinterpret_cast<float*>(smem + C::OFF_RED), tid);
         else
             sl2w = sl2 * kE4m3Fold *
                    load_q_perm_f16<N>(p, w, smem, C::OFF_Q, reinterpret_cast<float*>(smem + C::OFF_RED), tid);
@@ -405,8 +487,10 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                     for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
                     wg_fence();
                 };
-                if constexpr (Q8) {
-                    // ---- S^T = K . Q^T: 18 fp8 k-steps in NA independent accumulator chains ----
+                if constexpr (Q8 || kQS) {
+                    // ---- S^T = K . Q^T: 18 fp8 k-steps in NA independent accumulator chains; split
+                    // bf16 Q: chain 0 against hi, chain 1 against lo (one n32 MMA a k-step with
+                    // MLA_RA_QSPLIT 1, two n16 ones with 2) ----
                     uint4 ka[9], kb[9];
 #pragma unroll
                     for (int c = 0; c < 9; ++c) {
@@ -418,8 +502,16 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                     for (int s = 0; s < ((MLA_WG_ABLATE & 2) ? 0 : kD / 32); ++s) {
                         const uint4 x = ka[s >> 1], y = kb[s >> 1];
                         const bool e = s & 1;
-                        wgmma_n16_e4m3_ra(sa[s % NA], e ? x.z : x.x, e ? y.z : y.x, e ? x.w : x.y, e ? y.w : y.y,
-                                          dQ + uint64_t(((s >> 2) * N * 128 + (s & 3) * 32) >> 4), s >= NA);
+                        const uint32_t a0 = e ? x.z : x.x, a1 = e ? y.z : y.x, a2 = e ? x.w : x.y, a3 = e ? y.w : y.y;
+                        const uint64_t bq = dQ + uint64_t(((s >> 2) * NB * 128 + (s & 3) * 32) >> 4);
+                        if constexpr (kQS && MLA_RA_QSPLIT == 1) {
+                            wgmma_n32_e4m3_ra(sa[0], sa[1], a0, a1, a2, a3, bq, s > 0);
+                        } else if constexpr (kQS) {
+                            wgmma_n16_e4m3_ra(sa[0], a0, a1, a2, a3, bq, s > 0);
+                            wgmma_n16_e4m3_ra(sa[1], a0, a1, a2, a3, bq + uint64_t((N * 128) >> 4), s > 0);
+                        } else {
+                            wgmma_n16_e4m3_ra(sa[s % NA], a0, a1, a2, a3, bq, s >= NA);
+                        }
                     }
                 } else {
                     // ---- S^T = K . Q^T: 36 f16 k-steps; chunk c (16 dims of tokens r0, r0 + 8) is
