@@ -16,7 +16,7 @@
 set -u
 O=${OUT:-/tmp/out}
 mkdir -p "$O"
-exec > >(tee "$O/${NAME:?NAME is the call's name}.txt") 2>&1
+exec > >(tee "$O/${NAME:?set NAME to the call name}.txt") 2>&1
 BUILD=${BUILD:-build-lead}
 export LD_LIBRARY_PATH=$PWD/$BUILD/src MLA_CODEOBJECT_DIR=$PWD/$BUILD/codeobjects
 T=$BUILD/tools/mla/mla
