@@ -95,12 +95,11 @@ def assert_close(got, want, abs_tol, rel_tol, what, p_bound=None):
 
 def lse_abs_tol(H, L, q_dt, kv_dt, causal, ps):
     """The LSE abs tolerance of a shape: 2e-4 where the sm_90a table routes it to a kernel that
-    sums S = Q K^T on the fp8 tensor cores (fp8 KV with fp8 Q or split bf16 Q: the register-A
-    kernels of 16-row tiles, `mla_decode_ra_*`; fp8 Q and KV: the qm kernel of 64-row tiles,
-    `mla_decode_qm_fp8_fp8_*`), whose
+    sums S = Q K^T on the fp8 tensor cores (fp8 Q and KV: the register-A kernel of 16-row tiles,
+    `mla_decode_ra_fp8_*`, and the qm kernel of 64-row tiles, `mla_decode_qm_fp8_fp8_*`), whose
     adds keep fewer than fp32's mantissa bits; else 1e-6 (docs/kernels.md)."""
     kernel = libmla.shape_support(H, L, q_dt, kv_dt, arch="sm_90a", causal=causal, page_size=ps).asm_kernel or ""
-    return 2e-4 if kernel.startswith(("mla_decode_ra_", "mla_decode_qm_fp8_fp8_")) else 1e-6
+    return 2e-4 if kernel.startswith(("mla_decode_ra_fp8_", "mla_decode_qm_fp8_fp8_")) else 1e-6
 
 
 def torch_isneginf(t):

@@ -156,10 +156,12 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
 /* MLA_RA_QSPLIT (session 40; decode_ra.cuh): the bf16-Q register-A kernel's S^T on the fp8 tensor
  * cores. Q, times the work's 2^k, is split into two e4m3 parts hi + lo, staged as 2 m rows
  * (10 blocks of m rows); 0: Q staged as f16 (9 blocks), S^T on the f16 tensor cores with K
- * widened in registers. 1: one m64n32k32 chain whose 32 columns are hi and lo; 2: two
- * m64n16k32 chains, hi and lo. */
+ * widened in registers (shipped). 1: one m64n32k32 chain whose 32 columns are hi and lo; 2: two
+ * m64n16k32 chains, hi and lo. Measured, off: 1 ran bf16 Q / fp8 KV 105.2 -> 98.1 us, but the fp8
+ * tensor cores' short adds miss the bf16 tolerance where the logits are large (LSE rel 1.7e-3
+ * with Q x 300; docs/performance.md, session 40 call 2). */
 #ifndef MLA_RA_QSPLIT
-#define MLA_RA_QSPLIT 1
+#define MLA_RA_QSPLIT 0
 #endif
 static inline constexpr int mla_decode_ra_threads() { return 256; }
 static inline constexpr int mla_decode_ra_smem_bytes(int m, bool q_fp8) {
