@@ -150,9 +150,11 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
  * 105.1, docs/performance.md); with 2 (measured slower) each token row is padded to
  * MLA_DECODE_RA_ROW_PITCH = 592 bytes (576 otherwise). */
 #ifndef MLA_RA_VSWAP
-#define MLA_RA_VSWAP 1
+#define MLA_RA_VSWAP 3
 #endif
-#define MLA_DECODE_RA_ROW_PITCH (MLA_RA_VSWAP == 2 ? 592 : 576)
+/* bytes of a ring slot per token: 576-byte rows (0, 1), 592-byte rows (2), or with 3 five 128-byte
+ * column blocks of 64 rows each (TMA boxes, 128-byte swizzle): 640 */
+#define MLA_DECODE_RA_ROW_PITCH (MLA_RA_VSWAP == 3 ? 640 : MLA_RA_VSWAP == 2 ? 592 : 576)
 /* MLA_RA_QSPLIT (session 40; decode_ra.cuh): the bf16-Q register-A kernel's S^T on the fp8 tensor
  * cores. Q, times the work's 2^k, is split into two e4m3 parts hi + lo, staged as 2 m rows
  * (10 blocks of m rows); 0: Q staged as f16 (9 blocks), S^T on the f16 tensor cores with K

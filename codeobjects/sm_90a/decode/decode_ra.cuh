@@ -65,10 +65,19 @@ constexpr int kSlots = MLA_DECODE_RA_SLOTS;  // ring of raw fp8 tiles (decode_pa
 // parity: 2-way (the least a 576-byte pitch allows); the K fragment loads stay conflict-free (a
 // quarter-warp still reads two adjacent rows). 2: rows padded to 592 bytes (80 mod 128), one bulk
 // copy a token, and map 2, whose quads read tokens of distinct residues mod 8 of one parity
-// (V conflict-free) and whose adjacent S^T rows are tokens 4 apart (K conflict-free).
-static_assert(MLA_RA_VSWAP >= 0 && MLA_RA_VSWAP <= 2, "MLA_RA_VSWAP: 0, 1 or 2");
-constexpr int kRowP = MLA_DECODE_RA_ROW_PITCH;  // bytes from one token row of a slot to the next
+// (V conflict-free) and whose adjacent S^T rows are tokens 4 apart (K conflict-free). 3 (session
+// 40): the slot as five 128-byte column blocks of the 64 token rows, 128-byte swizzle (the TMA
+// boxes of the cache's fp8 tensor map, launch_kv_tma 1: issue_tile_boxes), and map 3 (bit 2 of
+// the token flipped in odd rows): chunk x of a token row sits at x ^ (token & 7) of its 128-byte
+// line, so a quad's V tokens (distinct in bits 1-2) and a quarter-warp's two K rows (4 apart)
+// meet no bank twice: both loads conflict-free (the layout of the fp8 qm body, decode_qm8.cuh).
+static_assert(MLA_RA_VSWAP >= 0 && MLA_RA_VSWAP <= 3, "MLA_RA_VSWAP: 0 .. 3");
+constexpr bool kBoxes = MLA_RA_VSWAP == 3;      // the slot as TMA boxes (above)
+constexpr int kRowP = MLA_DECODE_RA_ROW_PITCH;  // bytes from one token row of a slot to the next (rows)
 constexpr int kSlotB = 64 * kRowP;              // bytes of a ring slot
+constexpr int kBoxB = kTN * 128;                // bytes of a column block (kBoxes)
+// Byte offset of 16-byte chunk x (< 36) of tile token t in a slot of the box layout (kBoxes).
+__device__ __forceinline__ int box_off(int t, int x) { return (x >> 3) * kBoxB + t * 128 + (((x & 7) ^ (t & 7)) << 4); }
 // MLA_E4M3_BITCVT (session 39, measurement build; 0 shipped): the e4m3 -> f16 fragments of V (and
 // of K with bf16 Q) by integer ops instead of cvt.rn.f16x2.e4m3x2 (F2FP): each byte is placed in the
 // high byte of its f16 half (prmt), its sign kept and its other 7 bits moved down one place, which
@@ -124,6 +133,36 @@ __device__ __forceinline__ void issue_tile_bulk(const mla_decode_params& p, cons
     } else {
 #pragma unroll
         for (int c = 0; c < kD / 16; ++c) *reinterpret_cast<uint4*>(slot + lt * kRowP + 16 * c) = make_uint4(0, 0, 0, 0);
+        mbar_arrive(bar);
+    }
+}
+
+// MLA_RA_VSWAP 3: tile `tile` of work w into ring slot `slot` in the box layout (above), by the
+// calling warpgroup's 128 threads (wt). With the cache's tensor map (p.kv_tma: the row's
+// launch_kv_tma 1 at pages of >= MLA_KV_TMA_MIN_PAGE tokens) the five boxes of each run of the tile
+// on one page (issue_tile_tma_tpt, 2 threads a token, the page looked up now); without one, token
+// wt < 64 copies its 36 chunks by cp.async, which arrive on the slot's mbarrier when they land
+// (cp.async.mbarrier.arrive.noinc: one of its 64 arrivals). Flags to tok[64] either way; the row of
+// a flagged token (past the work's end, a bad page) holds whatever the page or the slot held, so
+// the consumer masks its scores and zeroes its V bytes in registers.
+__device__ __forceinline__ void issue_tile_boxes(const mla_decode_params& p, const mla_dec::Work& w, int tile,
+                                                 int n_tiles, char* slot, int* tok, uint32_t bar, int wt) {
+    if (p.kv_tma) {
+        PagePrefetch pf;
+        pf.fetch(p, w, tile, n_tiles, wt >> 1, (wt & 1) == 0);
+        issue_tile_tma_tpt<2, false, 0x1Fu, true, 128>(p, w, tile, n_tiles, 0, smem_u32(slot), tok, bar, pf, nullptr, wt);
+        return;
+    }
+    if (wt >= kTN) return;
+    const int j = w.tok_begin + tile * kTN + wt;
+    const char* row = j < w.tok_end ? kv_row<true>(p, w, j, true) : nullptr;
+    tok[wt] = row != nullptr ? 1 : 0;
+    if (row != nullptr) {
+        const uint32_t s = smem_u32(slot);
+#pragma unroll
+        for (int x = 0; x < kD / 16; ++x) cp_async16(s + uint32_t(box_off(wt, x)), row + 16 * x, 16);
+        asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+    } else {
         mbar_arrive(bar);
     }
 }
@@ -427,11 +466,27 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
     const int r0 = 16 * wl + (lane >> 2);  // this thread's S^T rows r0, r0 + 8
     // their token rows (tile_token: r0, r0 + 8 without MLA_RA_VSWAP), as byte offsets in a slot
     const int ka_off = mla_wg::tile_token<MLA_RA_VSWAP>(r0) * kRowP, kb_off = mla_wg::tile_token<MLA_RA_VSWAP>(r0 + 8) * kRowP;
+    // kBoxes: the K chunk 4 c + q of those tokens sits at ka_bo[c & 1] + (c / 2) kBoxB (kb_bo)
+    const int ka_bo[2] = {box_off(mla_wg::tile_token<MLA_RA_VSWAP>(r0), q), box_off(mla_wg::tile_token<MLA_RA_VSWAP>(r0), 4 + q)};
+    const int kb_bo[2] = {box_off(mla_wg::tile_token<MLA_RA_VSWAP>(r0 + 8), q),
+                          box_off(mla_wg::tile_token<MLA_RA_VSWAP>(r0 + 8), 4 + q)};
+    auto k_chunk = [&](const char* kt, int c, bool b) -> uint4 {
+        if constexpr (kBoxes)
+            return *reinterpret_cast<const uint4*>(kt + (c >> 1) * kBoxB + (b ? kb_bo : ka_bo)[c & 1]);
+        else
+            return *reinterpret_cast<const uint4*>(kt + (b ? kb_off : ka_off) + 16 * (4 * c + q));
+    };
     // this thread's V^T k-positions of a step, 2 q + (0, 1, 8, 9): their token rows' byte offsets
     int v_off[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k) v_off[k] = mla_wg::tile_token<MLA_RA_VSWAP>(2 * q + (k & 1) + 8 * (k >> 1)) * kRowP;
     const int vcol = 16 * (8 * wl + (lane >> 2));  // this thread's 16 V dims (O^T rows)
+    // kBoxes: chunk 8 wl + lane / 4 of those tokens (block wl), 16 tokens (2048 bytes) a step
+    if constexpr (kBoxes) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+            v_off[k] = box_off(mla_wg::tile_token<MLA_RA_VSWAP>(2 * q + (k & 1) + 8 * (k >> 1)), 8 * wl + (lane >> 2));
+    }
 
     const mla_dec::Scales scl = mla_dec::decode_scales(p);
     const float kvsc = scl.kvsc, sl2 = scl.sl2;
@@ -452,7 +507,9 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
         // tile t of this work into its slot, by threads wt < 64 of the calling warpgroup
         auto issue = [&](int t) {
             const int sl = int((base + t) % kSlots);
-            if (wt < 64)
+            if constexpr (kBoxes)
+                issue_tile_boxes(p, w, t, n_tiles, smem + C::OFF_KV + sl * kSlotB, tok_all + sl * kTN, bar0 + 8 * sl, wt);
+            else if (wt < 64)
                 issue_tile_bulk(p, w, t, smem + C::OFF_KV + sl * kSlotB, tok_all + sl * kTN, bar0 + 8 * sl, wt);
         };
 
@@ -482,6 +539,8 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                 mla_dec::trigger_dependents();
             const char* kt = smem + C::OFF_KV + sl * kSlotB;
             const int* tok = tok_all + sl * kTN;
+            // kBoxes: some token of the tile flagged (its V bytes enter as zeros; warp-uniform)
+            const bool masked = kBoxes && !__all_sync(0xffffffffu, tok[lane] != 0 && tok[lane + 32] != 0);
             if (!(MLA_WG_ABLATE & 4)) {
                 float sa[NA][NR];
                 // the NA accumulator chains at zero, ordered before the first wgmma
@@ -501,8 +560,8 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                     uint4 ka[9], kb[9];
 #pragma unroll
                     for (int c = 0; c < 9; ++c) {
-                        ka[c] = *reinterpret_cast<const uint4*>(kt + ka_off + 16 * (4 * c + q));
-                        kb[c] = *reinterpret_cast<const uint4*>(kt + kb_off + 16 * (4 * c + q));
+                        ka[c] = k_chunk(kt, c, false);
+                        kb[c] = k_chunk(kt, c, true);
                     }
                     start_chains();
 #pragma unroll
@@ -527,14 +586,14 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                     // chunk c waits for chunk c - 2's wgmmas before reusing their registers. ----
                     start_chains();
                     uint32_t fa[2][8], fb[2][8];
-                    uint4 ra = *reinterpret_cast<const uint4*>(kt + ka_off + 16 * q);
-                    uint4 rb = *reinterpret_cast<const uint4*>(kt + kb_off + 16 * q);
+                    uint4 ra = k_chunk(kt, 0, false);
+                    uint4 rb = k_chunk(kt, 0, true);
 #pragma unroll
                     for (int c = 0; c < ((MLA_WG_ABLATE & 2) ? 0 : 9); ++c) {
                         const uint4 xa = ra, xb = rb;
                         if (c + 1 < 9) {
-                            ra = *reinterpret_cast<const uint4*>(kt + ka_off + 16 * (4 * (c + 1) + q));
-                            rb = *reinterpret_cast<const uint4*>(kt + kb_off + 16 * (4 * (c + 1) + q));
+                            ra = k_chunk(kt, c + 1, false);
+                            rb = k_chunk(kt, c + 1, true);
                         }
                         if (c >= 2) wg_wait1();
                         chunk_to_f16(xa, fa[c & 1]);
@@ -566,9 +625,21 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                 // raw V rows of step ks (k-positions t, t + 1, t + 8, t + 9): loaded one step ahead
                 uint4 vr[2][4];
                 auto load_v = [&](int ks, uint4 (&r)[4]) {
-                    const char* vt = kt + 16 * ks * kRowP + vcol;
+                    if constexpr (kBoxes) {
+                        const char* vt = kt + 16 * ks * 128;
 #pragma unroll
-                    for (int k = 0; k < 4; ++k) r[k] = *reinterpret_cast<const uint4*>(vt + v_off[k]);
+                        for (int k = 0; k < 4; ++k) r[k] = *reinterpret_cast<const uint4*>(vt + v_off[k]);
+                        if (masked) {
+#pragma unroll
+                            for (int k = 0; k < 4; ++k)
+                                if (tok[mla_wg::tile_token<MLA_RA_VSWAP>(16 * ks + 2 * q + (k & 1) + 8 * (k >> 1))] == 0)
+                                    r[k] = make_uint4(0, 0, 0, 0);
+                        }
+                    } else {
+                        const char* vt = kt + 16 * ks * kRowP + vcol;
+#pragma unroll
+                        for (int k = 0; k < 4; ++k) r[k] = *reinterpret_cast<const uint4*>(vt + v_off[k]);
+                    }
                 };
                 load_v(0, vr[0]);
 #pragma unroll
