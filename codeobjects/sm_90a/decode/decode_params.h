@@ -148,9 +148,11 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
 /* MLA_RA_VSWAP (session 39; decode_ra.cuh): the register-A ring's token order, 1 shipped (the
  * tokens of every second pair swapped: fp8 16 heads 102.2 -> 94.8 us, bf16 Q / fp8 KV 116.8 ->
  * 105.1, docs/performance.md); with 2 (measured slower) each token row is padded to
- * MLA_DECODE_RA_ROW_PITCH = 592 bytes (576 otherwise). */
+ * MLA_DECODE_RA_ROW_PITCH = 592 bytes (576 otherwise); 3 (session 40, measured slower: 93.9 ->
+ * 102.7, 104.9 -> 118.8) holds the tiles as the fp8 tensor map's swizzled boxes (the ra rows then
+ * need launch_kv_tma 1 and the larger launch_smem), conflict-free. */
 #ifndef MLA_RA_VSWAP
-#define MLA_RA_VSWAP 3
+#define MLA_RA_VSWAP 1
 #endif
 /* bytes of a ring slot per token: 576-byte rows (0, 1), 592-byte rows (2), or with 3 five 128-byte
  * column blocks of 64 rows each (TMA boxes, 128-byte swizzle): 640 */
