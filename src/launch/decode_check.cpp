@@ -455,8 +455,9 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
                                  << ": launch_kv_tma 2 (page boxes) needs a bf16-KV kernel whose TMA loads are verified "
                                     "(mla_decode_wg_bf16_bf16_m16 / _m32 and their _fused builds, "
                                     "mla_decode_qm_bf16_bf16_m64), not " << kn);
-    // (the register-A kernels since session 40: their box layout, MLA_RA_VSWAP 3, decode_ra.cuh)
-    const bool ra_box = ra_family && MLA_RA_VSWAP == 3;
+    // (the register-A kernels since session 40: their box layout, MLA_RA_VSWAP 3, or for fp8 Q
+    // MLA_RA_SSK; decode_ra.cuh)
+    const bool ra_box = ra_family && (MLA_RA_VSWAP == 3 || (q8 && MLA_RA_SSK));
     MLA_CHECK(!kv_tma || bf16_tma_kernel || ra_box || kn == "mla_decode_qm_fp8_fp8_m64" ||
                   kn == "mla_decode_qm_fp8_fp8_m64_ws",
               MLA_ERROR_TABLE,

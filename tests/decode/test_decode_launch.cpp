@@ -828,10 +828,11 @@ TEST_CASE("decode table: every row's launch values match the kernel build", "[de
         // TMA loads: the bf16-KV wgmma kernels (wg 16 / 32 rows, qm 64) with page boxes (2: one 4-D
         // box a tile at pages >= 64; session 27) and the qm fp8 kernel (fp8 Q and KV, 64 rows:
         // decode_qm8.cuh) with a box per 64-column block (1), and the register-A kernels with the
-        // same fp8 boxes where their ring holds them (MLA_RA_VSWAP 3, decode_ra.cuh; session 40)
+        // same fp8 boxes where their ring holds them (MLA_RA_VSWAP 3, or MLA_RA_SSK for fp8 Q;
+        // decode_ra.cuh; session 40)
         CHECK(f[13] == (f[0] == "bf16" && f[1] == "bf16" && f[11].rfind("mla_decode_ra_", 0) != 0 ? "2"
                         : f[0] == "fp8" && f[1] == "fp8" && qm                                     ? "1"
-                        : ra && MLA_RA_VSWAP == 3                                                  ? "1"
+                        : ra && (MLA_RA_VSWAP == 3 || (f[0] == "fp8" && MLA_RA_SSK))              ? "1"
                                                                                                     : "0"));
         // every decode kernel starts with griddepcontrol.wait: launched as a programmatic dependent launch
         CHECK(f[14] == "1");

@@ -21,21 +21,22 @@ TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the KV cac
     // the qm kernel (64, 128 heads) at page size >= 8 (the rows' launch_kv_tma 2: page boxes, a 4-D
     // map, at pages >= 64; the 3-D map below), and fp8 Q with fp8 KV on the qm kernel (64-row
     // tiles: a map of bytes, boxes of 128 columns, decode_qm8.cuh) and fp8 KV on 16-row tiles (the
-    // register-A kernels' box ring, MLA_RA_VSWAP 3, the same map; session 40); page sizes 1 and 4,
+    // register-A kernels' box ring, MLA_RA_VSWAP 3 or for fp8 Q MLA_RA_SSK, the same map; session 40); page sizes 1 and 4,
     // and bf16 Q with fp8 KV on the qm kernel (64 rows) load otherwise
     struct K {
         int H, ps;
         mla_dtype q, kv;
         int tma;
     };
-    constexpr int kRaBox = MLA_RA_VSWAP == 3 ? 1 : 0;
+    constexpr int kRaBox = MLA_RA_VSWAP == 3 ? 1 : 0;                  // bf16 Q
+    constexpr int kRaBox8 = MLA_RA_VSWAP == 3 || MLA_RA_SSK ? 1 : 0;  // fp8 Q
     const K ks[] = {{16, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 2},  {32, 16, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},
                     {16, 8, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1},   {16, 128, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 2},
                     {16, 4, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},   {16, 1, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},
                     {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 2},  {16, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, kRaBox},
                     {128, 16, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 1}, {64, 64, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, 0},
                     {64, 4, MLA_DTYPE_BF16, MLA_DTYPE_BF16, 0},
-                    {16, 64, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, kRaBox},
+                    {16, 64, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, kRaBox8},
                     {16, 16, MLA_DTYPE_BF16, MLA_DTYPE_FP8_E4M3FN, kRaBox},
                     {16, 4, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 0},
                     {64, 64, MLA_DTYPE_FP8_E4M3FN, MLA_DTYPE_FP8_E4M3FN, 1},

@@ -157,6 +157,16 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
 /* bytes of a ring slot per token: 576-byte rows (0, 1), 592-byte rows (2), or with 3 five 128-byte
  * column blocks of 64 rows each (TMA boxes, 128-byte swizzle): 640 */
 #define MLA_DECODE_RA_ROW_PITCH (MLA_RA_VSWAP == 3 ? 640 : MLA_RA_VSWAP == 2 ? 592 : 576)
+/* MLA_RA_SSK (session 40; decode_ra.cuh): the fp8-Q register-A kernel with its slots as the fp8
+ * tensor map's boxes (as MLA_RA_VSWAP 3, 640 bytes a token; launch_kv_tma 1), token map 0, and
+ * S^T = K Q^T with K from shared memory by descriptor (no K fragments in registers); 0 shipped. */
+#ifndef MLA_RA_SSK
+#define MLA_RA_SSK 0
+#endif
+/* bytes of a register-A ring slot (64 tokens) */
+static inline constexpr int mla_decode_ra_slot_bytes(bool q_fp8) {
+    return 64 * ((q_fp8 && MLA_RA_SSK) ? 640 : MLA_DECODE_RA_ROW_PITCH);
+}
 /* MLA_RA_QSPLIT (session 40; decode_ra.cuh): the bf16-Q register-A kernel's S^T on the fp8 tensor
  * cores. Q, times the work's 2^k, is split into two e4m3 parts hi + lo, staged as 2 m rows
  * (10 blocks of m rows); 0: Q staged as f16 (9 blocks), S^T on the f16 tensor cores with K
@@ -169,7 +179,7 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
 #endif
 static inline constexpr int mla_decode_ra_threads() { return 256; }
 static inline constexpr int mla_decode_ra_smem_bytes(int m, bool q_fp8) {
-    return (q_fp8 ? 5 : MLA_RA_QSPLIT ? 10 : 9) * m * 128 + MLA_DECODE_RA_SLOTS * 64 * MLA_DECODE_RA_ROW_PITCH + 2 * m * 128 + 2 * 16 * m + MLA_DECODE_RA_SLOTS * 64 * 4 +
+    return (q_fp8 ? 5 : MLA_RA_QSPLIT ? 10 : 9) * m * 128 + MLA_DECODE_RA_SLOTS * mla_decode_ra_slot_bytes(q_fp8) + 2 * m * 128 + 2 * 16 * m + MLA_DECODE_RA_SLOTS * 64 * 4 +
            2 * 2 * 4 * m + MLA_DECODE_RA_SLOTS * 8;
 }
 /* qm kernels (mla_decode_qm_<q>_<kv>_m<M>, decode_qm.cuh; M = 32 or 64): the query rows are the

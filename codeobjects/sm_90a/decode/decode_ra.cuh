@@ -96,14 +96,21 @@ struct CfgRA {
     // Q: fp8 5, split bf16 (MLA_RA_QSPLIT: 5 blocks of 2 N rows) 10, f16 9 swizzled 128-byte blocks
     static constexpr int OFF_Q = 0;
     static constexpr int OFF_KV = (Q8 ? 5 : MLA_RA_QSPLIT ? 10 : 9) * N * 128;  // [kSlots] raw fp8 tiles
-    static constexpr int OFF_P = OFF_KV + kSlots * kSlotB;      // [warpgroup] P^T [N][64] f16
+    // the slot layout and token map of this build: the box layout with MLA_RA_VSWAP 3 (both
+    // kernels) or, for fp8 Q, with MLA_RA_SSK (S^T from shared memory, token map 0)
+    static constexpr bool SSK = Q8 && MLA_RA_SSK;
+    static constexpr bool BOX = SSK || kBoxes;
+    static constexpr int MAP = SSK ? 0 : MLA_RA_VSWAP;
+    static constexpr int SLOT = BOX ? 5 * kBoxB : kSlotB;  // bytes of a ring slot
+    static_assert(SLOT == mla_decode_ra_slot_bytes(Q8), "slot layout and formula disagree");
+    static constexpr int OFF_P = OFF_KV + kSlots * SLOT;        // [warpgroup] P^T [N][64] f16
     static constexpr int OFF_RED = OFF_P + 2 * N * 128;         // [warpgroup][4][N] maxima / sums
     static constexpr int OFF_TOK = OFF_RED + 2 * 16 * N;        // [kSlots][64] token flags
     static constexpr int OFF_MRG = OFF_TOK + kSlots * kTN * 4;  // [warpgroup][m | l][N]
     static constexpr int OFF_BAR = OFF_MRG + 2 * 2 * 4 * N;     // [kSlots] mbarriers ("full")
     static constexpr int SMEM = OFF_BAR + kSlots * 8;
     static_assert(SMEM == mla_decode_ra_smem_bytes(N, Q8), "smem layout and formula disagree");
-    static_assert(N * kOPitch * 4 <= kSlots * kSlotB, "output staging does not fit the ring");
+    static_assert(N * kOPitch * 4 <= kSlots * SLOT, "output staging does not fit the ring");
     static_assert(OFF_KV % 1024 == 0 && OFF_P % 1024 == 0 && OFF_BAR % 8 == 0, "alignment");
 };
 
@@ -176,6 +183,15 @@ __device__ __forceinline__ void wgmma_n16_e4m3_ra(float (&d)[8], uint32_t a0, ui
         "{%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, p, 1, 1;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(acc));
+}
+// D[64 x 16] (+)= A . B, e4m3 x e4m3 -> fp32, A (64 x 32) and B by descriptor (MLA_RA_SSK).
+__device__ __forceinline__ void wgmma_n16_e4m3_ss(float (&d)[8], uint64_t a, uint64_t b, int acc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "l"(a), "l"(b), "r"(acc));
 }
 // D[64 x 32] (+)= A . B, e4m3 x e4m3 -> fp32, A (64 x 32) from registers, B (32 rows) by
 // descriptor; d0 = columns 0-15, d1 = columns 16-31 (each in the m64n16 accumulator layout).
@@ -283,7 +299,9 @@ __device__ __forceinline__ int q_perm_off(int row, int L) {
 
 // Work w's fp8 Q rows -> shared memory at off_q in the permuted K-major order of the S^T
 // fragments (file comment), 128-byte swizzle; rows past w.nrows are zero. All 256 threads.
-template <int N>
+// kNat (MLA_RA_SSK): the natural order instead (logical word L = the row's word L), for S^T with K
+// from shared memory.
+template <int N, bool kNat = false>
 __device__ __forceinline__ void load_q_perm(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
                                             uint32_t off_q, int tid) {
 #if MLA_RA_QROW
@@ -298,7 +316,7 @@ __device__ __forceinline__ void load_q_perm(const mla_decode_params& p, const ml
         const int row = c / (kD / 4), L = c - row * (kD / 4);
 #endif
         const int s = L >> 3, j = (L >> 2) & 1, qq = L & 3;
-        const int phys = 4 * (4 * (s >> 1) + qq) + 2 * (s & 1) + j;
+        const int phys = kNat ? L : 4 * (4 * (s >> 1) + qq) + 2 * (s & 1) + j;
         uint32_t v = 0;
 #if MLA_RA_QROW
         if (src) v = *reinterpret_cast<const uint32_t*>(src + 4 * phys);
@@ -465,13 +483,13 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
     const uint32_t bar0 = sbase + C::OFF_BAR, p_off = C::OFF_P + wg * N * 128;
     const int r0 = 16 * wl + (lane >> 2);  // this thread's S^T rows r0, r0 + 8
     // their token rows (tile_token: r0, r0 + 8 without MLA_RA_VSWAP), as byte offsets in a slot
-    const int ka_off = mla_wg::tile_token<MLA_RA_VSWAP>(r0) * kRowP, kb_off = mla_wg::tile_token<MLA_RA_VSWAP>(r0 + 8) * kRowP;
+    const int ka_off = mla_wg::tile_token<C::MAP>(r0) * kRowP, kb_off = mla_wg::tile_token<C::MAP>(r0 + 8) * kRowP;
     // kBoxes: the K chunk 4 c + q of those tokens sits at ka_bo[c & 1] + (c / 2) kBoxB (kb_bo)
-    const int ka_bo[2] = {box_off(mla_wg::tile_token<MLA_RA_VSWAP>(r0), q), box_off(mla_wg::tile_token<MLA_RA_VSWAP>(r0), 4 + q)};
-    const int kb_bo[2] = {box_off(mla_wg::tile_token<MLA_RA_VSWAP>(r0 + 8), q),
-                          box_off(mla_wg::tile_token<MLA_RA_VSWAP>(r0 + 8), 4 + q)};
+    const int ka_bo[2] = {box_off(mla_wg::tile_token<C::MAP>(r0), q), box_off(mla_wg::tile_token<C::MAP>(r0), 4 + q)};
+    const int kb_bo[2] = {box_off(mla_wg::tile_token<C::MAP>(r0 + 8), q),
+                          box_off(mla_wg::tile_token<C::MAP>(r0 + 8), 4 + q)};
     auto k_chunk = [&](const char* kt, int c, bool b) -> uint4 {
-        if constexpr (kBoxes)
+        if constexpr (C::BOX)
             return *reinterpret_cast<const uint4*>(kt + (c >> 1) * kBoxB + (b ? kb_bo : ka_bo)[c & 1]);
         else
             return *reinterpret_cast<const uint4*>(kt + (b ? kb_off : ka_off) + 16 * (4 * c + q));
@@ -479,13 +497,13 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
     // this thread's V^T k-positions of a step, 2 q + (0, 1, 8, 9): their token rows' byte offsets
     int v_off[4];
 #pragma unroll
-    for (int k = 0; k < 4; ++k) v_off[k] = mla_wg::tile_token<MLA_RA_VSWAP>(2 * q + (k & 1) + 8 * (k >> 1)) * kRowP;
+    for (int k = 0; k < 4; ++k) v_off[k] = mla_wg::tile_token<C::MAP>(2 * q + (k & 1) + 8 * (k >> 1)) * kRowP;
     const int vcol = 16 * (8 * wl + (lane >> 2));  // this thread's 16 V dims (O^T rows)
     // kBoxes: chunk 8 wl + lane / 4 of those tokens (block wl), 16 tokens (2048 bytes) a step
-    if constexpr (kBoxes) {
+    if constexpr (C::BOX) {
 #pragma unroll
         for (int k = 0; k < 4; ++k)
-            v_off[k] = box_off(mla_wg::tile_token<MLA_RA_VSWAP>(2 * q + (k & 1) + 8 * (k >> 1)), 8 * wl + (lane >> 2));
+            v_off[k] = box_off(mla_wg::tile_token<C::MAP>(2 * q + (k & 1) + 8 * (k >> 1)), 8 * wl + (lane >> 2));
     }
 
     const mla_dec::Scales scl = mla_dec::decode_scales(p);
@@ -507,10 +525,10 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
         // tile t of this work into its slot, by threads wt < 64 of the calling warpgroup
         auto issue = [&](int t) {
             const int sl = int((base + t) % kSlots);
-            if constexpr (kBoxes)
-                issue_tile_boxes(p, w, t, n_tiles, smem + C::OFF_KV + sl * kSlotB, tok_all + sl * kTN, bar0 + 8 * sl, wt);
+            if constexpr (C::BOX)
+                issue_tile_boxes(p, w, t, n_tiles, smem + C::OFF_KV + sl * C::SLOT, tok_all + sl * kTN, bar0 + 8 * sl, wt);
             else if (wt < 64)
-                issue_tile_bulk(p, w, t, smem + C::OFF_KV + sl * kSlotB, tok_all + sl * kTN, bar0 + 8 * sl, wt);
+                issue_tile_bulk(p, w, t, smem + C::OFF_KV + sl * C::SLOT, tok_all + sl * kTN, bar0 + 8 * sl, wt);
         };
 
         __syncthreads();  // the previous work's epilogue is done with shared memory (mbarrier init)
@@ -518,7 +536,7 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
         for (int t = wg; t < kSlots && t < n_tiles; t += 2) issue(t);
         float sl2w = sl2;
         if constexpr (Q8)
-            load_q_perm<N>(p, w, smem, C::OFF_Q, tid);
+            load_q_perm<N, C::SSK>(p, w, smem, C::OFF_Q, tid);
         else if constexpr (kQS)
             sl2w = sl2 * load_q_split<N>(p, w, smem, C::OFF_Q, reinterpret_cast<float*>(smem + C::OFF_RED), tid);
         else
@@ -537,10 +555,10 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
             // (wg_common.cuh: the warpgroup that runs the CTA's last tile triggers)
             if (MLA_QM_RA_LATE_TRIG && wt == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
                 mla_dec::trigger_dependents();
-            const char* kt = smem + C::OFF_KV + sl * kSlotB;
+            const char* kt = smem + C::OFF_KV + sl * C::SLOT;
             const int* tok = tok_all + sl * kTN;
             // kBoxes: some token of the tile flagged (its V bytes enter as zeros; warp-uniform)
-            const bool masked = kBoxes && !__all_sync(0xffffffffu, tok[lane] != 0 && tok[lane + 32] != 0);
+            const bool masked = C::BOX && !__all_sync(0xffffffffu, tok[lane] != 0 && tok[lane + 32] != 0);
             if (!(MLA_WG_ABLATE & 4)) {
                 float sa[NA][NR];
                 // the NA accumulator chains at zero, ordered before the first wgmma
@@ -553,7 +571,16 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                     for (int a = 0; a < NA; ++a) reg_fence(sa[a]);
                     wg_fence();
                 };
-                if constexpr (Q8 || kQS) {
+                if constexpr (C::SSK) {
+                    // ---- S^T = K . Q^T: 18 fp8 k-steps, K (the slot's boxes: 64 token rows of
+                    // 128 bytes a block, 128-byte swizzle) and Q (natural order) by descriptor ----
+                    start_chains();
+                    const uint64_t dK = desc_bcast(sw128_desc(sbase + C::OFF_KV + sl * C::SLOT, 16, 1024));
+#pragma unroll
+                    for (int s = 0; s < ((MLA_WG_ABLATE & 2) ? 0 : kD / 32); ++s)
+                        wgmma_n16_e4m3_ss(sa[s % NA], dK + uint64_t(((s >> 2) * kBoxB + (s & 3) * 32) >> 4),
+                                          dQ + uint64_t(((s >> 2) * N * 128 + (s & 3) * 32) >> 4), s >= NA);
+                } else if constexpr (Q8 || kQS) {
                     // ---- S^T = K . Q^T: 18 fp8 k-steps in NA independent accumulator chains; split
                     // bf16 Q: chain 0 against hi, chain 1 against lo (one n32 MMA a k-step with
                     // MLA_RA_QSPLIT 1, two n16 ones with 2) ----
@@ -613,7 +640,7 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                 wait_sum_chains(sa, sv);
 
                 float alpha[NI];
-                const bool moved = tile_softmax<NQ, true, MLA_WG_LAZY, false, MLA_RA_VSWAP>(smem, p_off, red, tok, w.tok_begin + tile * kTN,
+                const bool moved = tile_softmax<NQ, true, MLA_WG_LAZY, false, C::MAP>(smem, p_off, red, tok, w.tok_begin + tile * kTN,
                                                                         lim, sl2w, sv, m_run, l_run, alpha, 1 + wg);
 
                 // ---- O^T = O^T * alpha + V^T . P^T: per 16-token step, 8 m-blocks from registers ----
@@ -625,14 +652,14 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                 // raw V rows of step ks (k-positions t, t + 1, t + 8, t + 9): loaded one step ahead
                 uint4 vr[2][4];
                 auto load_v = [&](int ks, uint4 (&r)[4]) {
-                    if constexpr (kBoxes) {
+                    if constexpr (C::BOX) {
                         const char* vt = kt + 16 * ks * 128;
 #pragma unroll
                         for (int k = 0; k < 4; ++k) r[k] = *reinterpret_cast<const uint4*>(vt + v_off[k]);
                         if (masked) {
 #pragma unroll
                             for (int k = 0; k < 4; ++k)
-                                if (tok[mla_wg::tile_token<MLA_RA_VSWAP>(16 * ks + 2 * q + (k & 1) + 8 * (k >> 1))] == 0)
+                                if (tok[mla_wg::tile_token<C::MAP>(16 * ks + 2 * q + (k & 1) + 8 * (k >> 1))] == 0)
                                     r[k] = make_uint4(0, 0, 0, 0);
                         }
                     } else {
