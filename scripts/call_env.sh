@@ -13,6 +13,9 @@
 #   checks DIR ARGSET...  for each ARGSET, `mla run --batch 24 --kv-len 3000 --varlen ARGSET
 #                   --check -1 --iters 2` under DIR (every request against the CPU reference),
 #                   printing the check lines and any failure
+#   gpu_check_and_targets  scripts/gpu_check.sh on $BUILD (logs in $O/gc.tgz; carry also
+#                   $BUILD/tests/{planner,core,cp,gpu} and $BUILD/examples), then
+#                   `mla bench --targets` (also in $O/targets.txt)
 set -u
 O=${OUT:-/tmp/out}
 mkdir -p "$O"
@@ -41,4 +44,11 @@ checks() {
         # shellcheck disable=SC2086  # the argument set split into the tool's flags
         runv "$d" run --batch 24 --kv-len 3000 --varlen $a --check -1 --iters 2 2>&1 | grep -E "check:|FAIL|rror"
     done
+}
+gpu_check_and_targets() {
+    echo "== gpu_check ($SECONDS s)"
+    BUILD=$BUILD OUT=$O/gc PLAN_SWEEP=100 timeout 330 scripts/gpu_check.sh 2>&1 | tail -48
+    (cd "$O" && tar czf gc.tgz gc && rm -rf gc)
+    echo "== targets ($SECONDS s)"
+    timeout 130 "$T" bench --targets 2>&1 | tee "$O/targets.txt"
 }

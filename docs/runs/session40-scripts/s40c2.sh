@@ -21,9 +21,6 @@ echo "== A/B varlen ($SECONDS s)"; ROUNDS=2 timeout 80 $V run "--batch 128 --kv-
 echo "== ncu q1 ($SECONDS s)"
 OUT=$O/ncu timeout 100 scripts/ncu_profile.sh q1 mla_decode_ra "$R $A"
 (cd $O && tar czf ncu.tgz ncu/*-details.txt ncu/*-sass.csv && rm -rf ncu)
-echo "== gpu_check ($SECONDS s)"
-BUILD=build-lead OUT=$O/gc PLAN_SWEEP=100 timeout 330 scripts/gpu_check.sh 2>&1 | tail -48
-(cd $O && tar czf gc.tgz gc && rm -rf gc)
-echo "== targets ($SECONDS s)"; timeout 130 $T bench --targets 2>&1 | tee $O/targets.txt
+gpu_check_and_targets  # scripts/call_env.sh (the call ran these same steps written out)
 nvidia-smi --query-gpu=clocks.sm --format=csv,noheader
 echo "done ($SECONDS s)"

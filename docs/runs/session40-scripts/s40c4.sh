@@ -8,10 +8,7 @@
 # carry: build-lead/{src,codeobjects,tools,tests/planner,tests/core,tests/cp,tests/gpu,examples}
 NAME=s40c4 . scripts/call_env.sh
 S=build-lead/tools/var
-echo "== gpu_check ($SECONDS s)"
-BUILD=build-lead OUT=$O/gc PLAN_SWEEP=100 timeout 330 scripts/gpu_check.sh 2>&1 | tail -48
-(cd $O && tar czf gc.tgz gc && rm -rf gc)
-echo "== targets ($SECONDS s)"; timeout 130 $T bench --targets 2>&1 | tee $O/targets.txt
+gpu_check_and_targets  # scripts/call_env.sh (the call ran these same steps written out)
 echo "== box L2 promotion ($SECONDS s)"
 ROUNDS=2 timeout 80 $V run "--batch 128 --kv-len 4096 --fixed --iters 20 --dtype fp8" build-lead/codeobjects $S/box $S/box128 $S/box256
 nvidia-smi --query-gpu=clocks.sm --format=csv,noheader
