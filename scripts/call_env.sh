@@ -17,11 +17,17 @@
 #                   $BUILD/tests/{planner,core,cp,gpu} and $BUILD/examples), then
 #                   `mla bench --targets` (also in $O/targets.txt)
 set -u
+: "${NAME:?set NAME to the call name}"
 O=${OUT:-/tmp/out}
 mkdir -p "$O"
-exec > >(tee "$O/${NAME:?set NAME to the call name}.txt") 2>&1
+exec > >(tee "$O/$NAME.txt") 2>&1
+# the log's tee ends when the script does: wait for it, so that its last lines reach $O
+call_env_tee=$!
+trap 'exec >&- 2>&-; wait "$call_env_tee"' EXIT
 BUILD=${BUILD:-build-lead}
-export LD_LIBRARY_PATH=$PWD/$BUILD/src MLA_CODEOBJECT_DIR=$PWD/$BUILD/codeobjects
+# (an absolute path as is, a relative one from the repository root)
+abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+export LD_LIBRARY_PATH=$(abs "$BUILD")/src MLA_CODEOBJECT_DIR=$(abs "$BUILD")/codeobjects
 T=$BUILD/tools/mla/mla
 V=scripts/variant_bench.sh
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm --format=csv,noheader
@@ -29,20 +35,23 @@ runv() {
     local d=$1
     shift
     if [ -e "$d/src/libmla.so.0" ] && [ -x "$d/tools/mla/mla" ]; then
-        LD_LIBRARY_PATH=$PWD/$d/src MLA_CODEOBJECT_DIR=$PWD/$d/codeobjects timeout 40 "$d/tools/mla/mla" "$@"
+        LD_LIBRARY_PATH=$(abs "$d")/src MLA_CODEOBJECT_DIR=$(abs "$d")/codeobjects timeout 40 "$d/tools/mla/mla" "$@"
     else
         local c=$d
         [ -d "$d/codeobjects" ] && c=$d/codeobjects
-        MLA_CODEOBJECT_DIR=$PWD/$c timeout 40 "$T" "$@"
+        MLA_CODEOBJECT_DIR=$(abs "$c") timeout 40 "$T" "$@"
     fi
 }
 checks() {
-    local d=$1 a
+    local d=$1 a rc
     shift
     for a in "$@"; do
         echo "== check $d $a"
         # shellcheck disable=SC2086  # the argument set split into the tool's flags
         runv "$d" run --batch 24 --kv-len 3000 --varlen $a --check -1 --iters 2 2>&1 | grep -E "check:|FAIL|rror"
+        # (a crash or the time limit prints no check line: say so with the tool's status)
+        rc=${PIPESTATUS[0]}
+        [ "$rc" -eq 0 ] || echo "  (mla run exited $rc)"
     done
 }
 gpu_check_and_targets() {

@@ -464,7 +464,8 @@ DecodeLaunch check_decode(mla_context* ctx, const mla_decode_args& a) {
               d.decode_row->file << ":" << d.decode_row->line << ": launch_kv_tma " << kv_tma_mode
                                  << " needs a kernel whose TMA loads are verified "
                                     "(mla_decode_wg_bf16_bf16_m16 / _m32 and their _fused builds, mla_decode_qm_bf16_bf16_m64, "
-                                    "mla_decode_qm_fp8_fp8_m64 and its three-warpgroup build _ws, mla_decode_ra_*), not " << kn);
+                                    "mla_decode_qm_fp8_fp8_m64 and its three-warpgroup build _ws; mla_decode_ra_* only "
+                                    "when built with MLA_RA_VSWAP 3, or MLA_RA_SSK for fp8 Q), not " << kn);
     // launch_kv_tma_l2: the tensor map's L2 promotion in bytes, 0 (none), 64, 128 or 256 (absent:
     // 256, the setting of sessions 6-9). Every shipped row says 0 since session 10: at 256 the TMA
     // box pattern streamed 4-9% slower (docs/performance.md, session 10)

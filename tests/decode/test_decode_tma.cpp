@@ -20,9 +20,10 @@ TEST_CASE("decode launch: launch_kv_tma rows pass a TMA tensor map of the KV cac
     // kv_tma and the map's geometry per shape: bf16 KV on the transposed kernels (16, 32 heads) and
     // the qm kernel (64, 128 heads) at page size >= 8 (the rows' launch_kv_tma 2: page boxes, a 4-D
     // map, at pages >= 64; the 3-D map below), and fp8 Q with fp8 KV on the qm kernel (64-row
-    // tiles: a map of bytes, boxes of 128 columns, decode_qm8.cuh) and fp8 KV on 16-row tiles (the
-    // register-A kernels' box ring, MLA_RA_VSWAP 3 or for fp8 Q MLA_RA_SSK, the same map; session 40); page sizes 1 and 4,
-    // and bf16 Q with fp8 KV on the qm kernel (64 rows) load otherwise
+    // tiles: a map of bytes, boxes of 128 columns, decode_qm8.cuh); fp8 KV on 16-row tiles loads by
+    // bulk copies, or by the same map only in a build with the register-A kernels' box ring
+    // (MLA_RA_VSWAP 3, or MLA_RA_SSK for fp8 Q; session 40); page sizes 1 and 4, and bf16 Q with
+    // fp8 KV on the qm kernel (64 rows), load otherwise
     struct K {
         int H, ps;
         mla_dtype q, kv;
@@ -148,6 +149,12 @@ TEST_CASE("decode launch: a launch_kv_tma value the kernel cannot take is a tabl
          ""},
         {"bf16,bf16,64,1,0,0,1,1,0,256,231936,mla_decode_qm_bf16_fp8_m64,mla_decode_qm_bf16_fp8.cubin,1",
          MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel whose TMA loads are verified"},
+#if MLA_RA_VSWAP != 3
+        // a register-A kernel takes a map only when built with its box layout (MLA_RA_VSWAP 3; for fp8 Q
+        // also MLA_RA_SSK; session 40)
+        {"bf16,bf16,16,1,0,0,1,1,0,256,171808,mla_decode_ra_bf16_fp8_m16,mla_decode_ra_bf16_fp8.cubin,1",
+         MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel whose TMA loads are verified"},
+#endif
         // the 64-row transposed kernel (no table row) compiles the TMA loader but was never verified with it
         {"bf16,bf16,64,1,0,0,1,1,0,256,230912,mla_decode_wg_bf16_bf16_m64,mla_decode_wg_bf16_bf16.cubin,1",
          MLA_ERROR_TABLE, "launch_kv_tma 1 needs a kernel whose TMA loads are verified"},

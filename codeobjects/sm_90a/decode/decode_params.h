@@ -149,8 +149,9 @@ static inline constexpr int mla_decode_wg_smem_bytes(int m, bool kv_fp8) {
  * tokens of every second pair swapped: fp8 16 heads 102.2 -> 94.8 us, bf16 Q / fp8 KV 116.8 ->
  * 105.1, docs/performance.md); with 2 (measured slower) each token row is padded to
  * MLA_DECODE_RA_ROW_PITCH = 592 bytes (576 otherwise); 3 (session 40, measured slower: 93.9 ->
- * 102.7, 104.9 -> 118.8) holds the tiles as the fp8 tensor map's swizzled boxes (the ra rows then
- * need launch_kv_tma 1 and the larger launch_smem), conflict-free. */
+ * 102.7, 104.9 -> 118.8) holds the tiles as the fp8 tensor map's swizzled boxes, conflict-free
+ * (the ra rows then need the larger launch_smem, and launch_kv_tma 1 to load by TMA: without it
+ * the cp.async loader runs, ~173 us at fp8 16 heads). */
 #ifndef MLA_RA_VSWAP
 #define MLA_RA_VSWAP 1
 #endif
@@ -171,9 +172,10 @@ static inline constexpr int mla_decode_ra_slot_bytes(bool q_fp8) {
  * cores. Q, times the work's 2^k, is split into two e4m3 parts hi + lo, staged as 2 m rows
  * (10 blocks of m rows); 0: Q staged as f16 (9 blocks), S^T on the f16 tensor cores with K
  * widened in registers (shipped). 1: one m64n32k32 chain whose 32 columns are hi and lo; 2: two
- * m64n16k32 chains, hi and lo. Measured, off: 1 ran bf16 Q / fp8 KV 105.2 -> 98.1 us, but the fp8
- * tensor cores' short adds miss the bf16 tolerance where the logits are large (LSE rel 1.7e-3
- * with Q x 300; docs/performance.md, session 40 call 2). */
+ * m64n16k32 chains, hi and lo (either needs launch_smem 173,856 on the bf16-Q ra rows).
+ * Measured, off: 1 ran bf16 Q / fp8 KV 105.2 -> 98.1 us, but the fp8 tensor cores' short adds
+ * miss the bf16 tolerance where the logits are large (LSE rel 1.7e-3 with Q x 300;
+ * docs/performance.md, session 40 call 2). */
 #ifndef MLA_RA_QSPLIT
 #define MLA_RA_QSPLIT 0
 #endif

@@ -75,9 +75,9 @@ static_assert(MLA_RA_VSWAP >= 0 && MLA_RA_VSWAP <= 3, "MLA_RA_VSWAP: 0 .. 3");
 constexpr bool kBoxes = MLA_RA_VSWAP == 3;      // the slot as TMA boxes (above)
 constexpr int kRowP = MLA_DECODE_RA_ROW_PITCH;  // bytes from one token row of a slot to the next (rows)
 constexpr int kSlotB = 64 * kRowP;              // bytes of a ring slot
-constexpr int kBoxB = kTN * 128;                // bytes of a column block (kBoxes)
-// Byte offset of 16-byte chunk x (< 36) of tile token t in a slot of the box layout (kBoxes).
-__device__ __forceinline__ int box_off(int t, int x) { return (x >> 3) * kBoxB + t * 128 + (((x & 7) ^ (t & 7)) << 4); }
+constexpr int kBoxB = kTN * 128;                // bytes of a column block (box layout)
+// (in the box layout, 16-byte chunk x < 36 of tile token t sits at sw_off(kTN, t, x), wg_common.cuh)
+__device__ __forceinline__ int box_int(int t, int x) { return int(sw_off(kTN, t, x)); }
 // MLA_E4M3_BITCVT (session 39, measurement build; 0 shipped): the e4m3 -> f16 fragments of V (and
 // of K with bf16 Q) by integer ops instead of cvt.rn.f16x2.e4m3x2 (F2FP): each byte is placed in the
 // high byte of its f16 half (prmt), its sign kept and its other 7 bits moved down one place, which
@@ -144,14 +144,16 @@ __device__ __forceinline__ void issue_tile_bulk(const mla_decode_params& p, cons
     }
 }
 
-// MLA_RA_VSWAP 3: tile `tile` of work w into ring slot `slot` in the box layout (above), by the
-// calling warpgroup's 128 threads (wt). With the cache's tensor map (p.kv_tma: the row's
-// launch_kv_tma 1 at pages of >= MLA_KV_TMA_MIN_PAGE tokens) the five boxes of each run of the tile
-// on one page (issue_tile_tma_tpt, 2 threads a token, the page looked up now); without one, token
-// wt < 64 copies its 36 chunks by cp.async, which arrive on the slot's mbarrier when they land
-// (cp.async.mbarrier.arrive.noinc: one of its 64 arrivals). Flags to tok[64] either way; the row of
-// a flagged token (past the work's end, a bad page) holds whatever the page or the slot held, so
-// the consumer masks its scores and zeroes its V bytes in registers.
+// The box layout (MLA_RA_VSWAP 3; MLA_RA_SSK for fp8 Q): tile `tile` of work w into ring slot
+// `slot`, by the calling warpgroup's 128 threads (wt). With the cache's tensor map (p.kv_tma: the
+// row's launch_kv_tma 1 at pages of >= MLA_KV_TMA_MIN_PAGE tokens) the five boxes of each run of
+// the tile on one page (issue_tile_tma_tpt, 2 threads a token, the page looked up now); without
+// one, token wt < 64 copies its 36 chunks by cp.async, which arrive on the slot's mbarrier when
+// they land (cp.async.mbarrier.arrive, which adds its own pending arrival), then arrives itself
+// (a release: its flag store before it; one of the 64 arrivals). Flags to tok[64] either way; the
+// row of a flagged token (past the work's end, a bad page) holds whatever the page or the slot
+// held, so the consumer masks its scores and zeroes its V bytes in registers. The cp.async writes
+// are generic-proxy writes: with MLA_RA_SSK the consumer fences them before its wgmmas read K.
 __device__ __forceinline__ void issue_tile_boxes(const mla_decode_params& p, const mla_dec::Work& w, int tile,
                                                  int n_tiles, char* slot, int* tok, uint32_t bar, int wt) {
     if (p.kv_tma) {
@@ -167,11 +169,10 @@ __device__ __forceinline__ void issue_tile_boxes(const mla_decode_params& p, con
     if (row != nullptr) {
         const uint32_t s = smem_u32(slot);
 #pragma unroll
-        for (int x = 0; x < kD / 16; ++x) cp_async16(s + uint32_t(box_off(wt, x)), row + 16 * x, 16);
-        asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-    } else {
-        mbar_arrive(bar);
+        for (int x = 0; x < kD / 16; ++x) cp_async16(s + uint32_t(box_int(wt, x)), row + 16 * x, 16);
+        asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
     }
+    mbar_arrive(bar);
 }
 
 // D[64 x 16] (+)= A . B, e4m3 x e4m3 -> fp32, A (64 x 32) from registers, B by descriptor.
@@ -289,6 +290,14 @@ __device__ __forceinline__ void v_fragments(const uint4 x0, const uint4 x1, cons
     v_fragments_w<4>(lo0, lo1, hi0, hi1, a);
 }
 
+// The row's 4-byte word (4 fp8 elements) that the permuted K-major order of the fp8 S^T fragments
+// (file comment) puts at logical word L: 4 (4 (s / 2) + q) + 2 (s % 2) + j for s = L / 8,
+// j = (L / 4) % 2, q = L % 4 (load_q_split; load_q_perm writes it out).
+__device__ __forceinline__ int q_perm_word(int L) {
+    const int s = L >> 3, j = (L >> 2) & 1, qq = L & 3;
+    return 4 * (4 * (s >> 1) + qq) + 2 * (s & 1) + j;
+}
+
 // Byte offset of logical 4-byte word L of staged Q row `row` (128-byte swizzle, blocks of N rows):
 // the store address of both Q staging functions below.
 template <int N>
@@ -315,6 +324,7 @@ __device__ __forceinline__ void load_q_perm(const mla_decode_params& p, const ml
     for (int c = tid; c < N * (kD / 4); c += 256) {
         const int row = c / (kD / 4), L = c - row * (kD / 4);
 #endif
+        // (q_perm_word(L), written out: the shipped cubin's SASS depends on the form)
         const int s = L >> 3, j = (L >> 2) & 1, qq = L & 3;
         const int phys = kNat ? L : 4 * (4 * (s >> 1) + qq) + 2 * (s & 1) + j;
         uint32_t v = 0;
@@ -329,9 +339,11 @@ __device__ __forceinline__ void load_q_perm(const mla_decode_params& p, const ml
 
 // The exponent k of a work's Q scale: mx = this thread's max |Q| as float bits (non-negative
 // floats order as their bits); returns k with qmax 2^k < 2^top for the CTA's max qmax (k <= 126;
-// 0 when qmax is 0, infinite, NaN or above 3e38). All 256 threads; `scratch` holds 8 floats, free at the call,
-// and is read after the call's __syncthreads: the caller orders its next use behind a barrier.
-__device__ __forceinline__ int work_q_exponent(uint32_t mx, float* scratch, int tid, int top) {
+// 0 when qmax is 0, infinite, NaN or, unless `finite`, above 3e38: the f16 staging's bound, kept
+// for its SASS; `finite`: mx holds finite values only, any of them takes its k). All 256 threads;
+// `scratch` holds 8 floats, free at the call, and is read after the call's __syncthreads: the
+// caller orders its next use behind a barrier.
+__device__ __forceinline__ int work_q_exponent(uint32_t mx, float* scratch, int tid, int top, bool finite = false) {
     mx = __reduce_max_sync(0xffffffffu, mx);
     if ((tid & 31) == 0) reinterpret_cast<uint32_t*>(scratch)[tid >> 5] = mx;
     __syncthreads();
@@ -339,7 +351,7 @@ __device__ __forceinline__ int work_q_exponent(uint32_t mx, float* scratch, int 
     for (int i = 0; i < 8; ++i) mx = max(mx, reinterpret_cast<const uint32_t*>(scratch)[i]);
     const float qmax = __uint_as_float(mx);
     int k = 0;
-    if (qmax > 0.f && qmax <= 3.0e38f) {
+    if (qmax > 0.f && (finite || qmax <= 3.0e38f)) {
         int e;
         frexpf(qmax, &e);  // qmax < 2^e
         k = min(top - e, 126);
@@ -409,10 +421,10 @@ __device__ __forceinline__ float load_q_perm_f16(const mla_decode_params& p, con
 // hold hi, rows N .. 2 N - 1 lo, in load_q_perm's permuted K-major fp8 order (its logical word L
 // of 4 elements is bf16 elements 4 phys .. 4 phys + 3 of the row), 128-byte swizzle; rows past
 // w.nrows are zero. k is the work's exponent with max |Q| 2^k < 2^8, so hi never saturates (e4m3
-// max 448) and |lo| <= 8. hi + lo = x exactly wherever x >= 2^-2 (its 8 significant bits: hi
+// max 448) and |lo| <= 8. hi + lo = x exactly wherever |x| >= 2^-2 (its 8 significant bits: hi
 // takes the top 4, rounded, and the rest, at most 3 significant bits on x's grid, is a multiple
-// of e4m3's least subnormal 2^-9): every element within 2^-10 of the work's max |Q|; below, the
-// error is at most 2^-10, i.e. 2^-18 of the max. k is taken over the finite elements; an Inf or
+// of e4m3's least subnormal 2^-9): every element within 2^-9 of the work's max |Q| (the scaled
+// max is at least 2^7); below, the error is at most 2^-10 absolute, i.e. 2^-17 of the max. k is taken over the finite elements; an Inf or
 // NaN element becomes the e4m3 NaN in hi (the hardware conversion, cvt.rn.satfinite, would turn
 // Inf into 448: the software one without saturation takes ~4,600 more instructions a thread,
 // session 40 call 1). Returns 2^-k, the factor the scores are scaled back by. All 256 threads;
@@ -429,15 +441,14 @@ __device__ __forceinline__ float load_q_split(const mla_decode_params& p, const 
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
         const int L = tid % TPR + TPR * u;
-        const int s = L >> 3, j = (L >> 2) & 1, qq = L & 3;
-        const int phys = 4 * (4 * (s >> 1) + qq) + 2 * (s & 1) + j;
+        const int phys = q_perm_word(L);
         v[u] = src ? *reinterpret_cast<const uint2*>(src + 8 * phys) : make_uint2(0u, 0u);
         const uint32_t a[4] = {(v[u].x << 16) & 0x7fffffffu, v[u].x & 0x7fff0000u, (v[u].y << 16) & 0x7fffffffu,
                                v[u].y & 0x7fff0000u};
 #pragma unroll
         for (int i = 0; i < 4; ++i) mx = a[i] < 0x7f800000u ? max(mx, a[i]) : mx;  // finite |Q| only
     }
-    const int k = work_q_exponent(mx, scratch, tid, 8);
+    const int k = work_q_exponent(mx, scratch, tid, 8, true);
     const float up = ldexpf(1.f, k);
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
@@ -484,10 +495,10 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
     const int r0 = 16 * wl + (lane >> 2);  // this thread's S^T rows r0, r0 + 8
     // their token rows (tile_token: r0, r0 + 8 without MLA_RA_VSWAP), as byte offsets in a slot
     const int ka_off = mla_wg::tile_token<C::MAP>(r0) * kRowP, kb_off = mla_wg::tile_token<C::MAP>(r0 + 8) * kRowP;
-    // kBoxes: the K chunk 4 c + q of those tokens sits at ka_bo[c & 1] + (c / 2) kBoxB (kb_bo)
-    const int ka_bo[2] = {box_off(mla_wg::tile_token<C::MAP>(r0), q), box_off(mla_wg::tile_token<C::MAP>(r0), 4 + q)};
-    const int kb_bo[2] = {box_off(mla_wg::tile_token<C::MAP>(r0 + 8), q),
-                          box_off(mla_wg::tile_token<C::MAP>(r0 + 8), 4 + q)};
+    // box layout (C::BOX): the K chunk 4 c + q of those tokens sits at ka_bo[c & 1] + (c / 2) kBoxB (kb_bo)
+    const int ka_bo[2] = {box_int(mla_wg::tile_token<C::MAP>(r0), q), box_int(mla_wg::tile_token<C::MAP>(r0), 4 + q)};
+    const int kb_bo[2] = {box_int(mla_wg::tile_token<C::MAP>(r0 + 8), q),
+                          box_int(mla_wg::tile_token<C::MAP>(r0 + 8), 4 + q)};
     auto k_chunk = [&](const char* kt, int c, bool b) -> uint4 {
         if constexpr (C::BOX)
             return *reinterpret_cast<const uint4*>(kt + (c >> 1) * kBoxB + (b ? kb_bo : ka_bo)[c & 1]);
@@ -499,11 +510,11 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
 #pragma unroll
     for (int k = 0; k < 4; ++k) v_off[k] = mla_wg::tile_token<C::MAP>(2 * q + (k & 1) + 8 * (k >> 1)) * kRowP;
     const int vcol = 16 * (8 * wl + (lane >> 2));  // this thread's 16 V dims (O^T rows)
-    // kBoxes: chunk 8 wl + lane / 4 of those tokens (block wl), 16 tokens (2048 bytes) a step
+    // box layout: chunk 8 wl + lane / 4 of those tokens (block wl), 16 tokens (2048 bytes) a step
     if constexpr (C::BOX) {
 #pragma unroll
         for (int k = 0; k < 4; ++k)
-            v_off[k] = box_off(mla_wg::tile_token<C::MAP>(2 * q + (k & 1) + 8 * (k >> 1)), 8 * wl + (lane >> 2));
+            v_off[k] = box_int(mla_wg::tile_token<C::MAP>(2 * q + (k & 1) + 8 * (k >> 1)), 8 * wl + (lane >> 2));
     }
 
     const mla_dec::Scales scl = mla_dec::decode_scales(p);
@@ -522,7 +533,8 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
         mla_dec::Work w;
         if (!mla_dec::load_work(p, wi, N, w)) continue;
         const int n_tiles = w.tiles(kTN);
-        // tile t of this work into its slot, by threads wt < 64 of the calling warpgroup
+        // tile t of this work into its slot, by the calling warpgroup (threads wt < 64 with the
+        // 576-byte rows, all 128 in the box layout)
         auto issue = [&](int t) {
             const int sl = int((base + t) % kSlots);
             if constexpr (C::BOX)
@@ -552,12 +564,15 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
         for (int tile = wg; tile < n_tiles; tile += 2) {
             const uint32_t seq = base + tile, sl = seq % kSlots;
             mbar_wait(bar0 + 8 * sl, (seq / kSlots) & 1);  // the tile's rows (and flags) landed
+            // (MLA_RA_SSK without a map: cp.async's generic-proxy writes -> the wgmmas' reads of K)
+            if constexpr (C::SSK)
+                if (!p.kv_tma) fence_proxy_async();
             // (wg_common.cuh: the warpgroup that runs the CTA's last tile triggers)
             if (MLA_QM_RA_LATE_TRIG && wt == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
                 mla_dec::trigger_dependents();
             const char* kt = smem + C::OFF_KV + sl * C::SLOT;
             const int* tok = tok_all + sl * kTN;
-            // kBoxes: some token of the tile flagged (its V bytes enter as zeros; warp-uniform)
+            // box layout: some token of the tile flagged (its V bytes enter as zeros; warp-uniform)
             const bool masked = C::BOX && !__all_sync(0xffffffffu, tok[lane] != 0 && tok[lane + 32] != 0);
             if (!(MLA_WG_ABLATE & 4)) {
                 float sa[NA][NR];
