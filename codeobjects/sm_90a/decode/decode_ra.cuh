@@ -77,7 +77,6 @@ constexpr int kRowP = MLA_DECODE_RA_ROW_PITCH;  // bytes from one token row of a
 constexpr int kSlotB = 64 * kRowP;              // bytes of a ring slot
 constexpr int kBoxB = kTN * 128;                // bytes of a column block (box layout)
 // (in the box layout, 16-byte chunk x < 36 of tile token t sits at sw_off(kTN, t, x), wg_common.cuh)
-__device__ __forceinline__ int box_int(int t, int x) { return int(sw_off(kTN, t, x)); }
 // MLA_E4M3_BITCVT (session 39, measurement build; 0 shipped): the e4m3 -> f16 fragments of V (and
 // of K with bf16 Q) by integer ops instead of cvt.rn.f16x2.e4m3x2 (F2FP): each byte is placed in the
 // high byte of its f16 half (prmt), its sign kept and its other 7 bits moved down one place, which
@@ -95,7 +94,8 @@ struct CfgRA {
     static_assert(N == 16, "the register-A kernel is built for 16-row tiles");
     // Q: fp8 5, split bf16 (MLA_RA_QSPLIT: 5 blocks of 2 N rows) 10, f16 9 swizzled 128-byte blocks
     static constexpr int OFF_Q = 0;
-    static constexpr int OFF_KV = (Q8 ? 5 : MLA_RA_QSPLIT ? 10 : 9) * N * 128;  // [kSlots] raw fp8 tiles
+    static constexpr bool QS = !Q8 && MLA_RA_QSPLIT != 0;  // bf16 Q split into e4m3 hi + lo
+    static constexpr int OFF_KV = (Q8 ? 5 : QS ? 10 : 9) * N * 128;  // [kSlots] raw fp8 tiles
     // the slot layout and token map of this build: the box layout with MLA_RA_VSWAP 3 (both
     // kernels) or, for fp8 Q, with MLA_RA_SSK (S^T from shared memory, token map 0)
     static constexpr bool SSK = Q8 && MLA_RA_SSK;
@@ -169,7 +169,7 @@ __device__ __forceinline__ void issue_tile_boxes(const mla_decode_params& p, con
     if (row != nullptr) {
         const uint32_t s = smem_u32(slot);
 #pragma unroll
-        for (int x = 0; x < kD / 16; ++x) cp_async16(s + uint32_t(box_int(wt, x)), row + 16 * x, 16);
+        for (int x = 0; x < kD / 16; ++x) cp_async16(s + uint32_t(sw_off(kTN, wt, x)), row + 16 * x, 16);
         asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
     }
     mbar_arrive(bar);
@@ -424,10 +424,10 @@ __device__ __forceinline__ float load_q_perm_f16(const mla_decode_params& p, con
 // max 448) and |lo| <= 8. hi + lo = x exactly wherever |x| >= 2^-2 (its 8 significant bits: hi
 // takes the top 4, rounded, and the rest, at most 3 significant bits on x's grid, is a multiple
 // of e4m3's least subnormal 2^-9): every element within 2^-9 of the work's max |Q| (the scaled
-// max is at least 2^7); below, the error is at most 2^-10 absolute, i.e. 2^-17 of the max. k is taken over the finite elements; an Inf or
-// NaN element becomes the e4m3 NaN in hi (the hardware conversion, cvt.rn.satfinite, would turn
-// Inf into 448: the software one without saturation takes ~4,600 more instructions a thread,
-// session 40 call 1). Returns 2^-k, the factor the scores are scaled back by. All 256 threads;
+// max is at least 2^7); below, the error is at most 2^-10 absolute, i.e. 2^-17 of the max. k is
+// taken over the finite elements; an Inf or NaN element becomes the e4m3 NaN in hi (the hardware
+// conversion, cvt.rn.satfinite, would turn Inf into 448: the software one without saturation
+// takes ~4,600 more instructions a thread, session 40 call 1). Returns 2^-k, the factor the scores are scaled back by. All 256 threads;
 // `scratch` holds 8 floats (free at the call). Ends with a __syncthreads (for the scratch).
 template <int N>
 __device__ __forceinline__ float load_q_split(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
@@ -481,7 +481,7 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
     constexpr int NQ = N, NR = NQ / 2, NI = NQ / 4, NA = MLA_RA_SCHAINS;
     // bf16 Q split into e4m3 hi + lo (MLA_RA_QSPLIT): S^T on the fp8 tensor cores against 2 N
     // staged rows, hi and lo in the two accumulator chains
-    constexpr bool kQS = !Q8 && MLA_RA_QSPLIT != 0;
+    constexpr bool kQS = C::QS;
     constexpr int NB = kQS ? 2 * N : N;  // rows of the staged Q (the S^T MMAs' B)
     static_assert(!kQS || NA == 2, "MLA_RA_QSPLIT: the two chains are hi and lo");
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wl = warp & 3;
@@ -496,9 +496,10 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
     // their token rows (tile_token: r0, r0 + 8 without MLA_RA_VSWAP), as byte offsets in a slot
     const int ka_off = mla_wg::tile_token<C::MAP>(r0) * kRowP, kb_off = mla_wg::tile_token<C::MAP>(r0 + 8) * kRowP;
     // box layout (C::BOX): the K chunk 4 c + q of those tokens sits at ka_bo[c & 1] + (c / 2) kBoxB (kb_bo)
-    const int ka_bo[2] = {box_int(mla_wg::tile_token<C::MAP>(r0), q), box_int(mla_wg::tile_token<C::MAP>(r0), 4 + q)};
-    const int kb_bo[2] = {box_int(mla_wg::tile_token<C::MAP>(r0 + 8), q),
-                          box_int(mla_wg::tile_token<C::MAP>(r0 + 8), 4 + q)};
+    const int ka_bo[2] = {int(sw_off(kTN, mla_wg::tile_token<C::MAP>(r0), q)),
+                          int(sw_off(kTN, mla_wg::tile_token<C::MAP>(r0), 4 + q))};
+    const int kb_bo[2] = {int(sw_off(kTN, mla_wg::tile_token<C::MAP>(r0 + 8), q)),
+                          int(sw_off(kTN, mla_wg::tile_token<C::MAP>(r0 + 8), 4 + q))};
     auto k_chunk = [&](const char* kt, int c, bool b) -> uint4 {
         if constexpr (C::BOX)
             return *reinterpret_cast<const uint4*>(kt + (c >> 1) * kBoxB + (b ? kb_bo : ka_bo)[c & 1]);
@@ -514,7 +515,7 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
     if constexpr (C::BOX) {
 #pragma unroll
         for (int k = 0; k < 4; ++k)
-            v_off[k] = box_int(mla_wg::tile_token<C::MAP>(2 * q + (k & 1) + 8 * (k >> 1)), 8 * wl + (lane >> 2));
+            v_off[k] = int(sw_off(kTN, mla_wg::tile_token<C::MAP>(2 * q + (k & 1) + 8 * (k >> 1)), 8 * wl + (lane >> 2)));
     }
 
     const mla_dec::Scales scl = mla_dec::decode_scales(p);
@@ -667,20 +668,15 @@ __device__ __forceinline__ void decode_ra_body(const mla_decode_params& p, char*
                 // raw V rows of step ks (k-positions t, t + 1, t + 8, t + 9): loaded one step ahead
                 uint4 vr[2][4];
                 auto load_v = [&](int ks, uint4 (&r)[4]) {
-                    if constexpr (C::BOX) {
-                        const char* vt = kt + 16 * ks * 128;
+                    // (the box layout: 16 rows of 128 bytes a step, the column in v_off)
+                    const char* vt = C::BOX ? kt + 16 * ks * 128 : kt + 16 * ks * kRowP + vcol;
 #pragma unroll
-                        for (int k = 0; k < 4; ++k) r[k] = *reinterpret_cast<const uint4*>(vt + v_off[k]);
-                        if (masked) {
+                    for (int k = 0; k < 4; ++k) r[k] = *reinterpret_cast<const uint4*>(vt + v_off[k]);
+                    if (C::BOX && masked) {
 #pragma unroll
-                            for (int k = 0; k < 4; ++k)
-                                if (tok[mla_wg::tile_token<C::MAP>(16 * ks + 2 * q + (k & 1) + 8 * (k >> 1))] == 0)
-                                    r[k] = make_uint4(0, 0, 0, 0);
-                        }
-                    } else {
-                        const char* vt = kt + 16 * ks * kRowP + vcol;
-#pragma unroll
-                        for (int k = 0; k < 4; ++k) r[k] = *reinterpret_cast<const uint4*>(vt + v_off[k]);
+                        for (int k = 0; k < 4; ++k)
+                            if (tok[mla_wg::tile_token<C::MAP>(16 * ks + 2 * q + (k & 1) + 8 * (k >> 1))] == 0)
+                                r[k] = make_uint4(0, 0, 0, 0);
                     }
                 };
                 load_v(0, vr[0]);

@@ -386,7 +386,8 @@ __device__ __forceinline__ float warp_col_max(float v) {
 // The token of S^T row r (< 64) under token map kMap (the register-A body's MLA_RA_VSWAP,
 // decode_ra.cuh): 0 the identity; 1 r ^ ((r >> 1) & 1) (the tokens of every second pair swapped);
 // 2 within each 16: rows 8 h + x hold token h + (0, 4, 2, 6, 12, 8, 14, 10)[x] (even tokens in rows
-// 0..7, odd in 8..15); 3 r ^ ((r & 1) << 2) (bit 2 flipped in odd rows). The rows of S^T are P^T's k-positions and V^T's, so one map serves all three.
+// 0..7, odd in 8..15); 3 r ^ ((r & 1) << 2) (bit 2 flipped in odd rows). The rows of S^T are
+// P^T's k-positions and V^T's, so one map serves all three.
 template <int kMap>
 __device__ __forceinline__ int tile_token(int r) {
     if constexpr (kMap == 0) return r;
