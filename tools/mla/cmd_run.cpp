@@ -80,6 +80,8 @@ void usage(FILE* f) {
                  "                   offsets, as mla bench fills them (large problems set up in\n"
                  "                   seconds; the check compares against the reference of the same\n"
                  "                   data)\n"
+                 "  --ref-p-fp8      the reference rounds exp(s - max) to e4m3 before P.V (aiter's\n"
+                 "                   fp8-Q semantics; for kernels built with MLA_QM8_P8)\n"
                  "  --cpu            force the CPU path\n",
                  deepseek_v3_softmax_scale());
 }
@@ -182,6 +184,7 @@ int cmd_run(int argc, char** argv) {
         else if (a == "--all-clusters") s.all_clusters = true;
         else if (a == "--always-reduce") s.always_reduce = true;
         else if (a == "--fast-fill") s.fast_fill = true;
+        else if (a == "--ref-p-fp8") s.ref_p_fp8 = true;
         else if (a == "--clusters") s.num_clusters = std::max(0, std::atoi(next()));
         else if (a == "--overhead-tokens") s.work_overhead_tokens = std::atoi(next());
         else if (a == "--tail-tokens") s.split_tail_tokens = std::atoi(next());
@@ -279,9 +282,10 @@ int cmd_run(int argc, char** argv) {
                     for (int t = p.qo_indptr[b]; t < p.qo_indptr[b + 1]; ++t) rows.push_back(t);
                 CompareResult r;
                 compare_rows(p, rows, out, lse, rout, rlse, tolerance_for(p.spec), r);
-                std::printf("  check: %zu requests vs mla_decode_reference: %ld values, max abs %.2e, max lse rel "
-                            "%.2e: %s\n",
-                            reqs.size(), r.checked, r.max_abs, r.max_rel_lse,
+                std::printf("  check: %zu requests vs mla_decode_reference%s: %ld values, max abs %.2e, max lse rel "
+                            "%.2e, cos diff %.1e: %s\n",
+                            reqs.size(), s.ref_p_fp8 ? " (P as e4m3)" : "", r.checked, r.max_abs, r.max_rel_lse,
+                            r.cos_diff(),
                             r.ok() ? "PASS" : ("FAIL (" + std::to_string(r.bad_out) + " out, " +
                                                std::to_string(r.bad_lse) + " lse; " + r.first_bad + ")").c_str());
                 if (!r.ok()) status = 1;

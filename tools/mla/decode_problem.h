@@ -138,6 +138,9 @@ struct Spec {
     // tests: pass no_split_tiles 1 whatever the plan (where a tile split, the kernel must reject
     // its split works and flag MLA_DECODE_ERR_PLAN)
     bool force_no_split = false;
+    // the reference rounds exp(s - max) to e4m3 before P.V (mla_host_problem.fp8_p_quant: aiter's
+    // fp8-Q semantics), for kernels built to do so (decode_qm8.cuh's MLA_QM8_P8)
+    bool ref_p_fp8 = false;
     // mla_metadata_params.num_clusters: CUs / SMs the plan spreads over; 0 = the context's count
     // (the device's SMs on the GPU path, the arch's default on the CPU path)
     int num_clusters = 0;
@@ -358,7 +361,7 @@ inline mla_host_problem host_problem_of(const Problem& p) {
     hp.kv_indptr = p.kv_indptr.data();
     hp.kv_page_indices = p.kv_page_indices.data();
     hp.kv_last_page_lens = p.kv_last_page_lens.data();
-    hp.fp8_p_quant = 0;  // libmla's sm_90a kernels keep P in bf16 (docs/kernels.md)
+    hp.fp8_p_quant = p.spec.ref_p_fp8 ? 1 : 0;  // libmla's shipped sm_90a kernels keep P in bf16 / f16 (docs/kernels.md)
     if (p.cp_world > 1) {
         hp.g_kv_indptr = p.g_kv_indptr.data();
         hp.cp_world_size = p.cp_world;
@@ -632,6 +635,8 @@ inline Tolerance tolerance_for(const Spec& s) {
 struct CompareResult {
     long checked = 0, bad_out = 0, bad_lse = 0, nonfinite_out = 0;
     double max_abs = 0, max_rel_lse = 0;
+    double sum_xy = 0, sum_xx_yy = 0;  // aiter's cosine difference 1 - 2 sum(x y) / sum(x^2 + y^2) (cos_diff)
+    double cos_diff() const { return sum_xx_yy > 0 ? 1.0 - 2.0 * sum_xy / sum_xx_yy : 0.0; }
     std::string first_bad;
     bool ok() const { return bad_out == 0 && bad_lse == 0 && nonfinite_out == 0; }
 };
@@ -653,6 +658,10 @@ inline void compare_rows(const Problem& p, const std::vector<int>& rows, const s
                 ++r.checked;
                 if (!std::isfinite(g)) ++r.nonfinite_out;
                 r.max_abs = std::max(r.max_abs, std::fabs(g - w));
+                if (std::isfinite(g) && std::isfinite(w)) {
+                    r.sum_xy += g * w;
+                    r.sum_xx_yy += g * g + w * w;
+                }
                 if (!close(g, w, tol.out_abs, tol.out_rel)) {
                     if (!r.bad_out && r.first_bad.empty())
                         r.first_bad = "out[" + std::to_string(t) + "," + std::to_string(h) + "," + std::to_string(d) +

@@ -54,6 +54,14 @@
 #ifndef MLA_QM8_INV1
 #define MLA_QM8_INV1 1
 #endif
+// MLA_QM8_P8 (session 41, measurement build; 0 shipped): O^T on the fp8 tensor cores. 1: P^T rounded
+// to e4m3 (aiter's fp8-Q semantics, aiter-mla-semantics.md: exp(s - max) cast to fp8 before P.V;
+// here at the running max) and O^T += V^T . P^T as 8 x wgmma.m64n64k32.e4m3 a warpgroup half a
+// tile, A = V^T fragments of raw fp8 bytes (4 x 4 byte transposes, no conversion); 0: f16 P^T and
+// f16 MMAs (pv_half).
+#ifndef MLA_QM8_P8
+#define MLA_QM8_P8 0
+#endif
 
 namespace mla_q8 {
 
@@ -274,6 +282,111 @@ __device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uin
     for (int mb = 0; mb < 4; ++mb) reg_fence(o[mb]);
 }
 
+// D[64 x 64] += A . B, e4m3 x e4m3 -> fp32, A (64 x 32) from registers, B (K-major) by descriptor.
+__device__ __forceinline__ void wgmma_n64_e4m3_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t b) {
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {"
+        "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
+        "{%32,%33,%34,%35}, %36, 1, 1, 1;\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+
+// Two fp32 -> e4m3x2 (lo in bits 7..0), round to nearest, saturated to +-448 (MLA_QM8_P8).
+__device__ __forceinline__ uint16_t e4m3x2_of(float lo, float hi) {
+    uint16_t r;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+// P as e4m3 P^T [64 rows][64 tokens] at pt (MLA_QM8_P8): the K-major B operand of the fp8 O^T MMAs,
+// a query row's 64 token bytes in the first four 16-byte chunks of its 128-byte swizzled row (k-step
+// ks of 32 tokens at byte 32 ks, as store_pt's f16 k-steps of 16); one 2-byte word per token pair.
+__device__ __forceinline__ void store_pt8(char* pt, const float (&s)[32], int r0, int q) {
+#pragma unroll
+    for (int e = 0; e < 32; e += 2) {
+        const int row = r0 + 8 * ((e >> 1) & 1), g = e >> 2;  // tokens 8 g + 2 q, + 1
+        *reinterpret_cast<uint16_t*>(pt + row * 128 + (((g >> 1) ^ (row & 7)) << 4) + 8 * (g & 1) + 2 * q) =
+            e4m3x2_of(s[e], s[e + 1]);
+    }
+}
+
+// Bytes b of words w0..w3 -> word b (b = 0 .. 3): a 4 x 4 byte transpose by 8 prmt.
+__device__ __forceinline__ void transpose4x4(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3, uint32_t (&o)[4]) {
+    using mla_ra::prmt;
+    const uint32_t t0 = prmt(w0, w1, 0x5140), t1 = prmt(w0, w1, 0x7362);
+    const uint32_t t2 = prmt(w2, w3, 0x5140), t3 = prmt(w2, w3, 0x7362);
+    o[0] = prmt(t0, t2, 0x5410);
+    o[1] = prmt(t0, t2, 0x7632);
+    o[2] = prmt(t1, t3, 0x5410);
+    o[3] = prmt(t1, t3, 0x7632);
+}
+
+// pv_half on the fp8 tensor cores (MLA_QM8_P8): the same O^T half, rescale and masking, with B =
+// store_pt8's e4m3 P^T and A = V^T fragments of the raw bytes: k-step ks (tokens 32 ks ..) of
+// m-block mb holds, for the thread's rows r0 / r0 + 8 (dims 8 G + 2 mb, + 1, as pv_half) the bytes
+// of tokens 32 ks + 4 q + b (registers 0, 1) and 32 ks + 16 + 4 q + b (2, 3), b = 0 .. 3: 8 token
+// rows of 8 bytes a step, transposed 4 x 4.
+__device__ __forceinline__ void pv_half8(float (&o)[4][32], const char* tile, uint32_t tile_s, int wg, const float* al,
+                                         const int* tok, bool masked, bool rescale) {
+    const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3, q = lane & 3;
+#pragma unroll
+    for (int j = 0; j < (rescale ? 8 : 0); ++j) {
+        const float2 a2 = *reinterpret_cast<const float2*>(al + 8 * j + 2 * q);
+#pragma unroll
+        for (int mb = 0; mb < 4; ++mb) {
+            o[mb][4 * j] *= a2.x;
+            o[mb][4 * j + 1] *= a2.y;
+            o[mb][4 * j + 2] *= a2.x;
+            o[mb][4 * j + 3] *= a2.y;
+        }
+    }
+#pragma unroll
+    for (int mb = 0; mb < 4; ++mb) reg_fence(o[mb]);
+    const int blk = 2 * wg + (wl >> 1), ch = 4 * (wl & 1) + (lane >> 3), hw = (lane >> 2) & 1;
+    // token T = 32 ks + 16 j + 4 q + b: T & 7 = 4 (q & 1) + b
+    const char* base = tile + blk * kBlk + 4 * q * 128 + 8 * hw;
+    const uint64_t dP = sw128_desc(tile_s + 4 * kBlk, 16, 1024);
+    const uint32_t plo = desc_lo_bcast(dP), phi = uint32_t(dP >> 32);
+    uint32_t va[2][4][4];
+#pragma unroll
+    for (int ks = 0; ks < kTN / 32; ++ks) {
+        uint2 r[2][4];
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+            for (int b = 0; b < 4; ++b) {
+                const int T0 = 32 * ks + 16 * j + b;  // + 4 q
+                r[j][b] = *reinterpret_cast<const uint2*>(base + T0 * 128 + ((ch ^ (4 * (q & 1) + b)) << 4));
+                if (masked && tok[T0 + 4 * q] == 0) r[j][b] = make_uint2(0, 0);
+            }
+        static_assert(kTN / 32 == 2, "one fragment buffer a k-step: no wait between the steps");
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            uint32_t lo[4], hi[4];
+            transpose4x4(r[j][0].x, r[j][1].x, r[j][2].x, r[j][3].x, lo);  // dims 0-3 of the run
+            transpose4x4(r[j][0].y, r[j][1].y, r[j][2].y, r[j][3].y, hi);  // dims 4-7
+#pragma unroll
+            for (int c = 0; c < 4; ++c) {
+                va[ks & 1][c >> 1][(c & 1) + 2 * j] = lo[c];
+                va[ks & 1][2 + (c >> 1)][(c & 1) + 2 * j] = hi[c];
+            }
+        }
+        wg_fence();
+#pragma unroll
+        for (int mb = 0; mb < 4; ++mb)
+            wgmma_n64_e4m3_rs(o[mb], va[ks & 1][mb], (uint64_t(phi) << 32) | (plo + uint32_t((ks * 32) >> 4)));
+        wg_commit();
+    }
+    wg_wait0();
+#pragma unroll
+    for (int mb = 0; mb < 4; ++mb) reg_fence(o[mb]);
+}
+
 // What stage_o reads from lx[row] for a row's sum l: under MLA_QM8_INV1 the factor kv_scale / l (0
 // for a row with no key), else l. Both epilogues (epilogue below, decode_qm8_ws.cuh) write it.
 __device__ __forceinline__ float lx_entry(float l, float kvsc) {
@@ -421,7 +534,11 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
                 uint32_t unused[4][4];
                 masked = qm_softmax_p<false, MLA_QM8_LAZY>(sacc, tk, w.tok_begin + tile * kTN, lim, sl2, cq, mprev, mn,
                                                            alpha, l_run, unused);
+#if MLA_QM8_P8
+                store_pt8(tp + 4 * kBlk, sacc, r0, q);  // S(t) is done with the rope block
+#else
                 store_pt(tp + 4 * kBlk, sacc, r0, q);  // S(t) is done with the rope block
+#endif
                 __syncwarp();  // the quad's reads of mx before its first thread overwrites it
                 if (q == 0) {
                     mx[r0] = mn[0];
@@ -443,7 +560,11 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
             }
             const int4 f4 = *reinterpret_cast<const int4*>(sfl + s * 4);
             const bool rescale = (f4.x | f4.y | f4.z | f4.w) != 0;  // some row's alpha is not 1
+#if MLA_QM8_P8
+            pv_half8(o, tp, sbase + slot(s), wg, al, tk, masked, rescale);
+#else
             pv_half(o, tp, sbase + slot(s), wg, al, tk, masked, rescale);
+#endif
             if (wg == 0) {
                 fence_proxy_async();  // this thread's reads of the slot before the TMA that refills it
                 if (tile + kSlots < n_tiles) bar_arrive(kBarEmpty + s, 256);
@@ -455,7 +576,7 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
             }
         }
         epilogue(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), reinterpret_cast<float*>(smem + C::OFF_LX), o,
-                 l_run, n_tiles > 0 ? mx : nullptr, kvsc * mla_ra::kE4m3Fold);
+                 l_run, n_tiles > 0 ? mx : nullptr, MLA_QM8_P8 ? kvsc : kvsc * mla_ra::kE4m3Fold);
     }
 }
 
