@@ -584,8 +584,8 @@ int main(int argc, char** argv) {
     };
     // bf16 Q far from [-1, 1] with fp8 KV on 16-row tiles: the register-A bf16-Q kernel stages Q
     // as f16 times 2^k, k from the work's max |Q| (decode_ra.cuh), and scales the scores back.
-    // k > 0 (small Q), k < 0 (max |Q| >= 2^15, which f16 could not hold unscaled), MTP rows, a
-    // split plan; each case must route to that kernel.
+    // k > 0 (small Q), k < 0 (max |Q| >= 2^15, which f16 could not hold unscaled; up to bf16's
+    // largest values), MTP rows, a split plan; each case must route to that kernel.
     {
         struct QM {
             float mult;
@@ -595,6 +595,7 @@ int main(int argc, char** argv) {
         const QM qms[] = {
             {0x1p-40f, 16, 1, false}, {0x1p-9f, 8, 2, false}, {300.f, 16, 1, false},
             {0x1p18f, 16, 1, false},  {3.0e4f, 8, 2, true},   {0x1p20f, 4, 4, true},
+            {3.3e38f, 16, 1, false},  // a finite max |Q| above 3e38: k = -113 (session 41)
         };
         int qi = 0;
         for (const QM& x : qms) {

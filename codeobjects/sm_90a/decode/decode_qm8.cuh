@@ -62,6 +62,12 @@
 #ifndef MLA_QM8_P8
 #define MLA_QM8_P8 0
 #endif
+// MLA_QM8_PRE (session 41, measurement build; 0 shipped): warpgroup 1 waits for the tile, builds
+// all four k-steps' V^T fragments of its O^T half (64 registers) and only then syncs on PREADY, so
+// that its O^T MMAs issue back to back once P^T is there (pv_half_pre); 0: pv_half after PREADY.
+#ifndef MLA_QM8_PRE
+#define MLA_QM8_PRE 0
+#endif
 
 namespace mla_q8 {
 
@@ -387,6 +393,67 @@ __device__ __forceinline__ void pv_half8(float (&o)[4][32], const char* tile, ui
     for (int mb = 0; mb < 4; ++mb) reg_fence(o[mb]);
 }
 
+// pv_half's V^T fragments of all four k-steps of warpgroup wg's O^T half (MLA_QM8_PRE): va[ks]
+// as pv_half's va[ks & 1] (the same loads, masking and conversion).
+__device__ __forceinline__ void v_frags_all(const char* tile, int wg, const int* tok, bool masked,
+                                            uint32_t (&va)[kTN / 16][4][4]) {
+    const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3, q = lane & 3;
+    const int blk = 2 * wg + (wl >> 1), ch = 4 * (wl & 1) + (lane >> 3), hw = (lane >> 2) & 1;
+    const char* r0p = tile + blk * kBlk + 2 * q * 128 + (((ch ^ (2 * q)) << 4) + 8 * hw);
+    const char* r1p = tile + blk * kBlk + (2 * q + 1) * 128 + (((ch ^ (2 * q + 1)) << 4) + 8 * hw);
+#pragma unroll
+    for (int ks = 0; ks < kTN / 16; ++ks) {
+        uint2 r[4];
+        r[0] = *reinterpret_cast<const uint2*>(r0p + ks * 2048);
+        r[1] = *reinterpret_cast<const uint2*>(r1p + ks * 2048);
+        r[2] = *reinterpret_cast<const uint2*>(r0p + ks * 2048 + 1024);
+        r[3] = *reinterpret_cast<const uint2*>(r1p + ks * 2048 + 1024);
+        if (masked) {
+            const int t = 16 * ks + 2 * q;
+            const int2 f01 = *reinterpret_cast<const int2*>(tok + t), f89 = *reinterpret_cast<const int2*>(tok + t + 8);
+            if (f01.x == 0) r[0] = make_uint2(0, 0);
+            if (f01.y == 0) r[1] = make_uint2(0, 0);
+            if (f89.x == 0) r[2] = make_uint2(0, 0);
+            if (f89.y == 0) r[3] = make_uint2(0, 0);
+        }
+        const uint32_t x0[2] = {r[0].x, r[0].y}, x1[2] = {r[1].x, r[1].y};
+        const uint32_t x8[2] = {r[2].x, r[2].y}, x9[2] = {r[3].x, r[3].y};
+        mla_ra::v_fragments_w<2>(x0, x1, x8, x9, va[ks]);
+    }
+}
+
+// pv_half's rescale and MMAs from fragments built beforehand (v_frags_all; MLA_QM8_PRE): the 16
+// MMAs in one commit group, waited for.
+__device__ __forceinline__ void pv_half_pre(float (&o)[4][32], const uint32_t (&va)[kTN / 16][4][4], uint32_t tile_s,
+                                            const float* al, bool rescale) {
+    const int q = threadIdx.x & 3;
+#pragma unroll
+    for (int j = 0; j < (rescale ? 8 : 0); ++j) {
+        const float2 a2 = *reinterpret_cast<const float2*>(al + 8 * j + 2 * q);
+#pragma unroll
+        for (int mb = 0; mb < 4; ++mb) {
+            o[mb][4 * j] *= a2.x;
+            o[mb][4 * j + 1] *= a2.y;
+            o[mb][4 * j + 2] *= a2.x;
+            o[mb][4 * j + 3] *= a2.y;
+        }
+    }
+#pragma unroll
+    for (int mb = 0; mb < 4; ++mb) reg_fence(o[mb]);
+    const uint64_t dP = sw128_desc(tile_s + 4 * kBlk, 16, 1024);
+    const uint32_t plo = desc_lo_bcast(dP), phi = uint32_t(dP >> 32);
+    wg_fence();
+#pragma unroll
+    for (int ks = 0; ks < kTN / 16; ++ks)
+#pragma unroll
+        for (int mb = 0; mb < 4; ++mb)
+            wgmma_n64_f16_rs(o[mb], va[ks][mb], (uint64_t(phi) << 32) | (plo + uint32_t((ks * 32) >> 4)));
+    wg_commit();
+    wg_wait0();
+#pragma unroll
+    for (int mb = 0; mb < 4; ++mb) reg_fence(o[mb]);
+}
+
 // What stage_o reads from lx[row] for a row's sum l: under MLA_QM8_INV1 the factor kv_scale / l (0
 // for a row with no key), else l. Both epilogues (epilogue below, decode_qm8_ws.cuh) write it.
 __device__ __forceinline__ float lx_entry(float l, float kvsc) {
@@ -553,18 +620,33 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
                 bar_sync(kBarWg0, 128);                    // P^T, alpha and the flags visible within warpgroup 0
                 bar_arrive(kBarPReady + s, 256);
             } else {
+#if MLA_QM8_PRE
+                mbar_wait(bar0 + 8 * s, (phase >> s) & 1);  // the tile landed
+                phase ^= 1u << s;
+                masked = __any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0);
+                uint32_t va[kTN / 16][4][4];
+                v_frags_all(tp, wg, tk, masked, va);
+                bar_sync(kBarPReady + s, 256);  // P^T(tile), alpha(tile), the flags
+#else
                 bar_sync(kBarPReady + s, 256);              // P^T(tile), alpha(tile), the flags
                 mbar_wait(bar0 + 8 * s, (phase >> s) & 1);  // the tile landed (seen by warpgroup 0 already)
                 phase ^= 1u << s;
                 masked = __any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0);
+#endif
+#if MLA_QM8_PRE
+                const int4 f4 = *reinterpret_cast<const int4*>(sfl + s * 4);
+                pv_half_pre(o, va, sbase + slot(s), al, (f4.x | f4.y | f4.z | f4.w) != 0);
+#endif
             }
             const int4 f4 = *reinterpret_cast<const int4*>(sfl + s * 4);
             const bool rescale = (f4.x | f4.y | f4.z | f4.w) != 0;  // some row's alpha is not 1
+            if (!MLA_QM8_PRE || wg == 0) {
 #if MLA_QM8_P8
-            pv_half8(o, tp, sbase + slot(s), wg, al, tk, masked, rescale);
+                pv_half8(o, tp, sbase + slot(s), wg, al, tk, masked, rescale);
 #else
-            pv_half(o, tp, sbase + slot(s), wg, al, tk, masked, rescale);
+                pv_half(o, tp, sbase + slot(s), wg, al, tk, masked, rescale);
 #endif
+            }
             if (wg == 0) {
                 fence_proxy_async();  // this thread's reads of the slot before the TMA that refills it
                 if (tile + kSlots < n_tiles) bar_arrive(kBarEmpty + s, 256);

@@ -337,13 +337,14 @@ __device__ __forceinline__ void load_q_perm(const mla_decode_params& p, const ml
     }
 }
 
-// The exponent k of a work's Q scale: mx = this thread's max |Q| as float bits (non-negative
-// floats order as their bits); returns k with qmax 2^k < 2^top for the CTA's max qmax (k <= 126;
-// 0 when qmax is 0, infinite, NaN or, unless `finite`, above 3e38: the f16 staging's bound, kept
-// for its SASS; `finite`: mx holds finite values only, any of them takes its k). All 256 threads;
-// `scratch` holds 8 floats, free at the call, and is read after the call's __syncthreads: the
-// caller orders its next use behind a barrier.
-__device__ __forceinline__ int work_q_exponent(uint32_t mx, float* scratch, int tid, int top, bool finite = false) {
+// The exponent k of a work's Q scale: mx = this thread's max finite |Q| as float bits (non-negative
+// floats order as their bits; the callers leave Inf and NaN out, so any finite max, up to bf16's
+// 3.39e38, takes its k); returns k with qmax 2^k < 2^top for the CTA's max qmax (k <= 126; 0 when
+// every element is 0 or non-finite). All 256 threads; `scratch` holds 8 floats, free at the call,
+// and is read after the call's __syncthreads: the caller orders its next use behind a barrier.
+// (Until session 41 the f16 staging passed Inf and NaN in and took k = 0 above 3e38, so a finite
+// max |Q| above 3e38 overflowed f16.)
+__device__ __forceinline__ int work_q_exponent(uint32_t mx, float* scratch, int tid, int top) {
     mx = __reduce_max_sync(0xffffffffu, mx);
     if ((tid & 31) == 0) reinterpret_cast<uint32_t*>(scratch)[tid >> 5] = mx;
     __syncthreads();
@@ -351,7 +352,7 @@ __device__ __forceinline__ int work_q_exponent(uint32_t mx, float* scratch, int 
     for (int i = 0; i < 8; ++i) mx = max(mx, reinterpret_cast<const uint32_t*>(scratch)[i]);
     const float qmax = __uint_as_float(mx);
     int k = 0;
-    if (qmax > 0.f && (finite || qmax <= 3.0e38f)) {
+    if (qmax > 0.f) {
         int e;
         frexpf(qmax, &e);  // qmax < 2^e
         k = min(top - e, 126);
@@ -361,9 +362,9 @@ __device__ __forceinline__ int work_q_exponent(uint32_t mx, float* scratch, int 
 
 // Work w's bf16 Q rows -> shared memory at off_q as f16 scaled by 2^k, in the permuted K-major
 // order of the f16 S^T fragments (file comment), 128-byte swizzle; rows past w.nrows are zero.
-// k is the work's exponent (max |Q| 2^k < 2^15, so every bf16 value of at least 2^-17 after
-// scaling converts exactly: f16 has 3 more mantissa bits; smaller ones lose bits below 2^-32 of
-// the work's max |Q|). Returns 2^-k, the factor the scores are scaled back by. All 256 threads;
+// k is the work's exponent (max finite |Q| 2^k < 2^15, so every bf16 value of at least 2^-17
+// after scaling converts exactly: f16 has 3 more mantissa bits; smaller ones lose bits below 2^-32
+// of the work's max |Q|; an Inf or NaN element stays Inf or NaN). Returns 2^-k, the factor the scores are scaled back by. All 256 threads;
 // `scratch` holds 8 floats (free at the call). Ends with a __syncthreads (for the scratch).
 template <int N>
 __device__ __forceinline__ float load_q_perm_f16(const mla_decode_params& p, const mla_dec::Work& w, char* smem,
@@ -401,7 +402,9 @@ __device__ __forceinline__ float load_q_perm_f16(const mla_decode_params& p, con
 #else
         v[u] = row < w.nrows ? *reinterpret_cast<const uint32_t*>(q_row<false>(p, w, row) + 4 * phys) : 0u;
 #endif
-        mx = max(mx, max((v[u] << 16) & 0x7fffffffu, v[u] & 0x7fff0000u));
+        const uint32_t a[2] = {(v[u] << 16) & 0x7fffffffu, v[u] & 0x7fff0000u};
+#pragma unroll
+        for (int i = 0; i < 2; ++i) mx = a[i] < 0x7f800000u ? max(mx, a[i]) : mx;  // finite |Q| only
     }
     const int k = work_q_exponent(mx, scratch, tid, 15);
     const float up = ldexpf(1.f, k);
@@ -448,7 +451,7 @@ __device__ __forceinline__ float load_q_split(const mla_decode_params& p, const 
 #pragma unroll
         for (int i = 0; i < 4; ++i) mx = a[i] < 0x7f800000u ? max(mx, a[i]) : mx;  // finite |Q| only
     }
-    const int k = work_q_exponent(mx, scratch, tid, 8, true);
+    const int k = work_q_exponent(mx, scratch, tid, 8);
     const float up = ldexpf(1.f, k);
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
