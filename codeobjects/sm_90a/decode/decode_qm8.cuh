@@ -208,20 +208,11 @@ __device__ __forceinline__ void store_pt(char* pt, const float (&s)[32], int r0,
     }
 }
 
-// One warpgroup's O^T half (dims 256 wg ..) of a tile: O^T scaled by the rows' alpha (al[64]) where
-// `rescale` (uniform: some row's alpha is not 1), then O^T += V^T . P^T over the tile's 4 token
-// steps (4 m-blocks each, A = V^T fragments from the raw fp8 rows of `tile`, B = P^T in its block
-// 4), waited for. The thread's V dims are
-// 256 wg + 8 G .. + 7 (G = 8 warp + lane / 4; m-block mb, rows r0 / r0 + 8: dims 8 G + 2 mb, + 1),
-// one 8-byte word of a swizzled 16-byte chunk per token row. `masked` (uniform over the
-// warpgroup): some token of the tile is flagged 0 in tok[]; its bytes then enter as zeros.
-// kAhead: the raw rows of step ks + 1 are loaded before step ks is converted (8 more registers;
-// the three-warpgroup body, decode_qm8_ws.cuh, loads each step's rows just before converting them).
-template <bool kAhead = true>
-__device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uint32_t tile_s, int wg, const float* al,
-                                        const int* tok, bool masked, bool rescale) {
-    const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3, q = lane & 3;
-    // O^T columns are query rows 8 j + 2 q + e (accumulator index 4 j + 2 h + e)
+// O^T (one warpgroup's half, o[4][32]) times the rows' alpha al[64] where `rescale` (uniform: some
+// row's alpha is not 1); O^T columns are query rows 8 j + 2 q + e (accumulator index 4 j + 2 h + e).
+// Then the accumulators are fenced for the MMAs.
+__device__ __forceinline__ void rescale_o(float (&o)[4][32], const float* al, bool rescale) {
+    const int q = threadIdx.x & 3;
 #pragma unroll
     for (int j = 0; j < (rescale ? 8 : 0); ++j) {
         const float2 a2 = *reinterpret_cast<const float2*>(al + 8 * j + 2 * q);
@@ -235,44 +226,72 @@ __device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uin
     }
 #pragma unroll
     for (int mb = 0; mb < 4; ++mb) reg_fence(o[mb]);
-    // the thread's dims: block 2 wg + wl / 2, chunk 4 (wl & 1) + lane / 8, word pair (lane / 4) & 1;
-    // rows of parity 0 / 1 within the swizzle phase 2 q, 2 q + 1 (tokens 16 ks + 2 q (+ 8), + 1)
-    const int blk = 2 * wg + (wl >> 1), ch = 4 * (wl & 1) + (lane >> 3), hw = (lane >> 2) & 1;
-    const char* r0p = tile + blk * kBlk + 2 * q * 128 + (((ch ^ (2 * q)) << 4) + 8 * hw);
-    const char* r1p = tile + blk * kBlk + (2 * q + 1) * 128 + (((ch ^ (2 * q + 1)) << 4) + 8 * hw);
-    const uint64_t dP = sw128_desc(tile_s + 4 * kBlk, 16, 1024);
-#if MLA_WG_ULO  // (the low word broadcast from lane 0, 32-bit adds a k-step)
-    const uint32_t plo = desc_lo_bcast(dP), phi = uint32_t(dP >> 32);
-#endif
-    uint32_t va[2][4][4];
-    uint2 vr[kAhead ? 2 : 1][4];
-    // raw rows of step ks: tokens t, t + 1, t + 8, t + 9 (t = 16 ks + 2 q)
-    auto load_v = [&](int ks, uint2 (&r)[4]) {
+}
+
+// The raw V rows of f16 k-step ks for warpgroup wg's O^T half (pv_half, v_frags_all): this thread's
+// 8 bytes of tokens t, t + 1, t + 8, t + 9 (t = 16 ks + 2 q) into r[4], zeros for tokens flagged 0
+// in tok[] where `masked` (uniform). The thread's dims: block 2 wg + wl / 2, chunk 4 (wl & 1) +
+// lane / 8, word pair (lane / 4) & 1; rows of parity 0 / 1 within the swizzle phase 2 q, 2 q + 1.
+struct VRows {
+    const char* r0p;
+    const char* r1p;
+    __device__ __forceinline__ VRows(const char* tile, int wg) {
+        const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3, q = lane & 3;
+        const int blk = 2 * wg + (wl >> 1), ch = 4 * (wl & 1) + (lane >> 3), hw = (lane >> 2) & 1;
+        r0p = tile + blk * kBlk + 2 * q * 128 + (((ch ^ (2 * q)) << 4) + 8 * hw);
+        r1p = tile + blk * kBlk + (2 * q + 1) * 128 + (((ch ^ (2 * q + 1)) << 4) + 8 * hw);
+    }
+    __device__ __forceinline__ void load(int ks, const int* tok, bool masked, uint2 (&r)[4]) const {
         r[0] = *reinterpret_cast<const uint2*>(r0p + ks * 2048);
         r[1] = *reinterpret_cast<const uint2*>(r1p + ks * 2048);
         r[2] = *reinterpret_cast<const uint2*>(r0p + ks * 2048 + 1024);
         r[3] = *reinterpret_cast<const uint2*>(r1p + ks * 2048 + 1024);
         if (masked) {
-            const int t = 16 * ks + 2 * q;
+            const int t = 16 * ks + 2 * (threadIdx.x & 3);
             const int2 f01 = *reinterpret_cast<const int2*>(tok + t), f89 = *reinterpret_cast<const int2*>(tok + t + 8);
             if (f01.x == 0) r[0] = make_uint2(0, 0);
             if (f01.y == 0) r[1] = make_uint2(0, 0);
             if (f89.x == 0) r[2] = make_uint2(0, 0);
             if (f89.y == 0) r[3] = make_uint2(0, 0);
         }
-    };
+    }
+};
+
+// The V^T fragments of f16 k-step ks from its raw rows (VRows::load): a[mb] for the 4 m-blocks.
+__device__ __forceinline__ void v_frags_step(const uint2 (&r)[4], uint32_t (&a)[4][4]) {
+    const uint32_t x0[2] = {r[0].x, r[0].y}, x1[2] = {r[1].x, r[1].y};
+    const uint32_t x8[2] = {r[2].x, r[2].y}, x9[2] = {r[3].x, r[3].y};
+    mla_ra::v_fragments_w<2>(x0, x1, x8, x9, a);
+}
+
+// One warpgroup's O^T half (dims 256 wg ..) of a tile: O^T scaled by the rows' alpha (al[64]) where
+// `rescale` (uniform: some row's alpha is not 1), then O^T += V^T . P^T over the tile's 4 token
+// steps (4 m-blocks each, A = V^T fragments from the raw fp8 rows of `tile`, B = P^T in its block
+// 4), waited for. The thread's V dims are
+// 256 wg + 8 G .. + 7 (G = 8 warp + lane / 4; m-block mb, rows r0 / r0 + 8: dims 8 G + 2 mb, + 1),
+// one 8-byte word of a swizzled 16-byte chunk per token row. `masked` (uniform over the
+// warpgroup): some token of the tile is flagged 0 in tok[]; its bytes then enter as zeros.
+// kAhead: the raw rows of step ks + 1 are loaded before step ks is converted (8 more registers;
+// the three-warpgroup body, decode_qm8_ws.cuh, loads each step's rows just before converting them).
+template <bool kAhead = true>
+__device__ __forceinline__ void pv_half(float (&o)[4][32], const char* tile, uint32_t tile_s, int wg, const float* al,
+                                        const int* tok, bool masked, bool rescale) {
+    rescale_o(o, al, rescale);
+    const VRows vrows(tile, wg);
+    const uint64_t dP = sw128_desc(tile_s + 4 * kBlk, 16, 1024);
+#if MLA_WG_ULO  // (the low word broadcast from lane 0, 32-bit adds a k-step)
+    const uint32_t plo = desc_lo_bcast(dP), phi = uint32_t(dP >> 32);
+#endif
+    uint32_t va[2][4][4];
+    uint2 vr[kAhead ? 2 : 1][4];
+    auto load_v = [&](int ks, uint2 (&r)[4]) { vrows.load(ks, tok, masked, r); };
     if (kAhead) load_v(0, vr[0]);
 #pragma unroll
     for (int ks = 0; ks < kTN / 16; ++ks) {
         if (kAhead && ks + 1 < kTN / 16) load_v(ks + 1, vr[(ks + 1) & (kAhead ? 1 : 0)]);
         if (!kAhead) load_v(ks, vr[0]);
         if (ks >= 2) wg_wait1();  // step ks - 2 has read va[ks & 1]
-        {
-            const uint2* r = vr[ks & (kAhead ? 1 : 0)];
-            const uint32_t x0[2] = {r[0].x, r[0].y}, x1[2] = {r[1].x, r[1].y};
-            const uint32_t x8[2] = {r[2].x, r[2].y}, x9[2] = {r[3].x, r[3].y};
-            mla_ra::v_fragments_w<2>(x0, x1, x8, x9, va[ks & 1]);
-        }
+        v_frags_step(vr[ks & (kAhead ? 1 : 0)], va[ks & 1]);
         wg_fence();  // the fragment registers were written: order them before the wgmmas
 #pragma unroll
         for (int mb = 0; mb < 4; ++mb)
@@ -340,19 +359,7 @@ __device__ __forceinline__ void transpose4x4(uint32_t w0, uint32_t w1, uint32_t 
 __device__ __forceinline__ void pv_half8(float (&o)[4][32], const char* tile, uint32_t tile_s, int wg, const float* al,
                                          const int* tok, bool masked, bool rescale) {
     const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3, q = lane & 3;
-#pragma unroll
-    for (int j = 0; j < (rescale ? 8 : 0); ++j) {
-        const float2 a2 = *reinterpret_cast<const float2*>(al + 8 * j + 2 * q);
-#pragma unroll
-        for (int mb = 0; mb < 4; ++mb) {
-            o[mb][4 * j] *= a2.x;
-            o[mb][4 * j + 1] *= a2.y;
-            o[mb][4 * j + 2] *= a2.x;
-            o[mb][4 * j + 3] *= a2.y;
-        }
-    }
-#pragma unroll
-    for (int mb = 0; mb < 4; ++mb) reg_fence(o[mb]);
+    rescale_o(o, al, rescale);
     const int blk = 2 * wg + (wl >> 1), ch = 4 * (wl & 1) + (lane >> 3), hw = (lane >> 2) & 1;
     // token T = 32 ks + 16 j + 4 q + b: T & 7 = 4 (q & 1) + b
     const char* base = tile + blk * kBlk + 4 * q * 128 + 8 * hw;
@@ -397,28 +404,12 @@ __device__ __forceinline__ void pv_half8(float (&o)[4][32], const char* tile, ui
 // as pv_half's va[ks & 1] (the same loads, masking and conversion).
 __device__ __forceinline__ void v_frags_all(const char* tile, int wg, const int* tok, bool masked,
                                             uint32_t (&va)[kTN / 16][4][4]) {
-    const int lane = threadIdx.x & 31, wl = (threadIdx.x >> 5) & 3, q = lane & 3;
-    const int blk = 2 * wg + (wl >> 1), ch = 4 * (wl & 1) + (lane >> 3), hw = (lane >> 2) & 1;
-    const char* r0p = tile + blk * kBlk + 2 * q * 128 + (((ch ^ (2 * q)) << 4) + 8 * hw);
-    const char* r1p = tile + blk * kBlk + (2 * q + 1) * 128 + (((ch ^ (2 * q + 1)) << 4) + 8 * hw);
+    const VRows vrows(tile, wg);
 #pragma unroll
     for (int ks = 0; ks < kTN / 16; ++ks) {
         uint2 r[4];
-        r[0] = *reinterpret_cast<const uint2*>(r0p + ks * 2048);
-        r[1] = *reinterpret_cast<const uint2*>(r1p + ks * 2048);
-        r[2] = *reinterpret_cast<const uint2*>(r0p + ks * 2048 + 1024);
-        r[3] = *reinterpret_cast<const uint2*>(r1p + ks * 2048 + 1024);
-        if (masked) {
-            const int t = 16 * ks + 2 * q;
-            const int2 f01 = *reinterpret_cast<const int2*>(tok + t), f89 = *reinterpret_cast<const int2*>(tok + t + 8);
-            if (f01.x == 0) r[0] = make_uint2(0, 0);
-            if (f01.y == 0) r[1] = make_uint2(0, 0);
-            if (f89.x == 0) r[2] = make_uint2(0, 0);
-            if (f89.y == 0) r[3] = make_uint2(0, 0);
-        }
-        const uint32_t x0[2] = {r[0].x, r[0].y}, x1[2] = {r[1].x, r[1].y};
-        const uint32_t x8[2] = {r[2].x, r[2].y}, x9[2] = {r[3].x, r[3].y};
-        mla_ra::v_fragments_w<2>(x0, x1, x8, x9, va[ks]);
+        vrows.load(ks, tok, masked, r);
+        v_frags_step(r, va[ks]);
     }
 }
 
@@ -426,20 +417,7 @@ __device__ __forceinline__ void v_frags_all(const char* tile, int wg, const int*
 // MMAs in one commit group, waited for.
 __device__ __forceinline__ void pv_half_pre(float (&o)[4][32], const uint32_t (&va)[kTN / 16][4][4], uint32_t tile_s,
                                             const float* al, bool rescale) {
-    const int q = threadIdx.x & 3;
-#pragma unroll
-    for (int j = 0; j < (rescale ? 8 : 0); ++j) {
-        const float2 a2 = *reinterpret_cast<const float2*>(al + 8 * j + 2 * q);
-#pragma unroll
-        for (int mb = 0; mb < 4; ++mb) {
-            o[mb][4 * j] *= a2.x;
-            o[mb][4 * j + 1] *= a2.y;
-            o[mb][4 * j + 2] *= a2.x;
-            o[mb][4 * j + 3] *= a2.y;
-        }
-    }
-#pragma unroll
-    for (int mb = 0; mb < 4; ++mb) reg_fence(o[mb]);
+    rescale_o(o, al, rescale);
     const uint64_t dP = sw128_desc(tile_s + 4 * kBlk, 16, 1024);
     const uint32_t plo = desc_lo_bcast(dP), phi = uint32_t(dP >> 32);
     wg_fence();
