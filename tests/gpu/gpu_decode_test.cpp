@@ -585,26 +585,33 @@ int main(int argc, char** argv) {
     // bf16 Q far from [-1, 1] with fp8 KV on 16-row tiles: the register-A bf16-Q kernel stages Q
     // as f16 times 2^k, k from the work's max |Q| (decode_ra.cuh), and scales the scores back.
     // k > 0 (small Q), k < 0 (max |Q| >= 2^15, which f16 could not hold unscaled; up to bf16's
-    // largest values), MTP rows, a split plan; each case must route to that kernel.
+    // largest value), MTP rows, a split plan; each case must route to that kernel.
     {
         struct QM {
             float mult;
             int heads, qlen;
             bool split;
+            float elem0 = 0;  // Spec::q_elem0
         };
         const QM qms[] = {
             {0x1p-40f, 16, 1, false}, {0x1p-9f, 8, 2, false}, {300.f, 16, 1, false},
             {0x1p18f, 16, 1, false},  {3.0e4f, 8, 2, true},   {0x1p20f, 4, 4, true},
-            {3.3e38f, 16, 1, false},  // a finite max |Q| above 3e38: k = -113 (session 41)
+            // element 0 of every row at bf16's largest value (3.39e38, above the 3e38 bound the
+            // staging had until session 41): k = -113, the scores ~1e37 (finite), the rest of Q
+            // below f16's range after the scale, so every row attends to the keys of the largest
+            // element 0 of K, tied alike in the kernel and the reference
+            {1.f, 16, 1, false, 0x1.fep127f},
         };
         int qi = 0;
         for (const QM& x : qms) {
             Spec s = listed_spec(1, x.heads, x.qlen, 3, 900, 64, x.split);
             s.q_mult = x.mult;
+            s.q_elem0 = x.elem0;
             s.lse = true;
             s.seed = 6000 + qi++;
             char tag[48];
-            std::snprintf(tag, sizeof tag, "q x %g ", double(x.mult));
+            std::snprintf(tag, sizeof tag, x.elem0 != 0 ? "q[0] = %g " : "q x %g ",
+                          double(x.elem0 != 0 ? x.elem0 : x.mult));
             const std::string kn = sm90_kernel_of(s);
             CaseResult r;
             if (kn != "mla_decode_ra_bf16_fp8_m16") {

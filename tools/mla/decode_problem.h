@@ -115,6 +115,9 @@ struct Spec {
     bool fast_fill = false;   // KV rows cut from a 64K-element random block at random offsets (benchmarks)
     float q_mult = 1;         // bf16 Q values (in [-1, 1]) times this: the magnitudes a kernel
                               // that rescales Q (the register-A bf16-Q kernel) must handle
+    float q_elem0 = 0;        // nonzero: element 0 of every bf16 Q row is this value instead (e.g.
+                              // bf16's largest, 0x1.fep127: a work's max |Q| above 3e38, the edge of
+                              // the register-A bf16-Q staging's exponent; every row dominated alike)
     // mla_decode_args.out_dtype: MLA_DTYPE_BF16, or MLA_DTYPE_FP32 (out written as floats, as
     // context-parallel ranks do; DeviceRun::fetch copies them back unrounded)
     mla_dtype out_dtype = MLA_DTYPE_BF16;
@@ -230,7 +233,8 @@ inline Problem make_problem(const Spec& s) {
     for (size_t i = 0; i < nq; ++i) {
         if (q8) p.q[i] = uint8_t(val(true));
         else {
-            const uint16_t h = f32_to_bf16(val(false) * s.q_mult);
+            const float x = val(false) * s.q_mult;
+            const uint16_t h = f32_to_bf16(s.q_elem0 != 0 && i % 576 == 0 ? s.q_elem0 : x);
             std::memcpy(&p.q[2 * i], &h, 2);
         }
     }

@@ -68,6 +68,9 @@
 #ifndef MLA_QM8_PRE
 #define MLA_QM8_PRE 0
 #endif
+#if MLA_QM8_PRE && MLA_QM8_P8
+#error "MLA_QM8_PRE builds f16 V^T fragments: it does not combine with MLA_QM8_P8's e4m3 P^T"
+#endif
 
 namespace mla_q8 {
 
@@ -321,6 +324,8 @@ __device__ __forceinline__ void wgmma_n64_e4m3_rs(float (&d)[32], const uint32_t
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
 
+// P < 2^MLA_QM8_LAZY must stay below e4m3's largest value, 448, or the conversion clamps it.
+static_assert(!MLA_QM8_P8 || MLA_QM8_LAZY <= 8, "MLA_QM8_P8 needs MLA_QM8_LAZY <= 8");
 // Two fp32 -> e4m3x2 (lo in bits 7..0), round to nearest, saturated to +-448 (MLA_QM8_P8).
 __device__ __forceinline__ uint16_t e4m3x2_of(float lo, float hi) {
     uint16_t r;
@@ -605,15 +610,13 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
                 uint32_t va[kTN / 16][4][4];
                 v_frags_all(tp, wg, tk, masked, va);
                 bar_sync(kBarPReady + s, 256);  // P^T(tile), alpha(tile), the flags
+                const int4 f4 = *reinterpret_cast<const int4*>(sfl + s * 4);
+                pv_half_pre(o, va, sbase + slot(s), al, (f4.x | f4.y | f4.z | f4.w) != 0);
 #else
                 bar_sync(kBarPReady + s, 256);              // P^T(tile), alpha(tile), the flags
                 mbar_wait(bar0 + 8 * s, (phase >> s) & 1);  // the tile landed (seen by warpgroup 0 already)
                 phase ^= 1u << s;
                 masked = __any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0);
-#endif
-#if MLA_QM8_PRE
-                const int4 f4 = *reinterpret_cast<const int4*>(sfl + s * 4);
-                pv_half_pre(o, va, sbase + slot(s), al, (f4.x | f4.y | f4.z | f4.w) != 0);
 #endif
             }
             const int4 f4 = *reinterpret_cast<const int4*>(sfl + s * 4);
