@@ -68,24 +68,6 @@
 #ifndef MLA_QM8_PRE
 #define MLA_QM8_PRE 0
 #endif
-// MLA_QM8_EARLY (session 41, measurement build; 0 shipped): warpgroup 0 issues S(t + 1) right
-// after PREADY(t), before its own O^T half of tile t, so that S(t + 1) runs on the tensor pipe
-// beside both O^T halves of tile t and the next iteration starts at the softmax; S(t + 1) is taken
-// (already complete: pv_half waits for every group) at the end of iteration t, so no accumulator
-// is in flight across the loop's back edge. MLA_QM8_EARLY_SCHAINS: its S chains (registers).
-#ifndef MLA_QM8_EARLY
-#define MLA_QM8_EARLY 0
-#endif
-#ifndef MLA_QM8_EARLY_SCHAINS
-#define MLA_QM8_EARLY_SCHAINS 1
-#endif
-// pv_half's kAhead for warpgroup 0 under MLA_QM8_EARLY (0: 8 registers fewer beside S(t + 1)'s)
-#ifndef MLA_QM8_EARLY_AHEAD
-#define MLA_QM8_EARLY_AHEAD 0
-#endif
-#if MLA_QM8_EARLY && (MLA_QM8_PRE || MLA_QM8_P8)
-#error "MLA_QM8_EARLY is built on the f16 body without MLA_QM8_PRE"
-#endif
 #if MLA_QM8_PRE && MLA_QM8_P8
 #error "MLA_QM8_PRE builds f16 V^T fragments: it does not combine with MLA_QM8_P8's e4m3 P^T"
 #endif
@@ -584,16 +566,6 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
         cp_wait<0>();
         fence_proxy_async();  // Q (cp.async) -> the MMAs' async proxy
         __syncthreads();
-#if MLA_QM8_EARLY
-        float scur[32];  // warpgroup 0: S of the tile the next iteration takes
-        if (wg == 0 && n_tiles > 0) {
-            mbar_wait(bar0, phase & 1);
-            phase ^= 1u;
-            float sa[MLA_QM8_EARLY_SCHAINS][32];
-            s_issue(sa, dQ, sw128_desc(sbase + slot(0), 16, 1024));
-            s_take(sa, scur);
-        }
-#endif
 
         for (int tile = 0; tile < n_tiles; ++tile) {
             const int s = tile & (kSlots - 1);
@@ -602,20 +574,12 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
             const float* al = alx + s * 64;
             bool masked;
             if (wg == 0) {
-#if MLA_QM8_EARLY
-                if (MLA_QM_RA_LATE_TRIG && tid == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
-                    mla_dec::trigger_dependents();  // (wg_common.cuh)
-                float sacc[32], mn[2], alpha[2];
-#pragma unroll
-                for (int e = 0; e < 32; ++e) sacc[e] = scur[e];
-#else
                 mbar_wait(bar0 + 8 * s, (phase >> s) & 1);
                 phase ^= 1u << s;
                 if (MLA_QM_RA_LATE_TRIG && tid == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
                     mla_dec::trigger_dependents();  // (wg_common.cuh)
                 float sacc[32], mn[2], alpha[2];
                 s_mma(sacc, dQ, sw128_desc(sbase + slot(s), 16, 1024));
-#endif
                 const float mprev[2] = {tile ? mx[r0] : -INFINITY, tile ? mx[r0 + 8] : -INFINITY};
                 uint32_t unused[4][4];
                 masked = qm_softmax_p<false, MLA_QM8_LAZY>(sacc, tk, w.tok_begin + tile * kTN, lim, sl2, cq, mprev, mn,
@@ -657,21 +621,6 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
             }
             const int4 f4 = *reinterpret_cast<const int4*>(sfl + s * 4);
             const bool rescale = (f4.x | f4.y | f4.z | f4.w) != 0;  // some row's alpha is not 1
-#if MLA_QM8_EARLY
-            if (wg == 0) {  // S(t + 1) first (the current slot again after the last tile: not used)
-                const int sn = tile + 1 < n_tiles ? (tile + 1) & (kSlots - 1) : s;
-                if (tile + 1 < n_tiles) {
-                    mbar_wait(bar0 + 8 * sn, (phase >> sn) & 1);
-                    phase ^= 1u << sn;
-                }
-                float sa[MLA_QM8_EARLY_SCHAINS][32];
-                s_issue(sa, dQ, sw128_desc(sbase + slot(sn), 16, 1024));
-                pv_half<MLA_QM8_EARLY_AHEAD != 0>(o, tp, sbase + slot(s), wg, al, tk, masked, rescale);
-                s_take(sa, scur);
-            } else {
-                pv_half(o, tp, sbase + slot(s), wg, al, tk, masked, rescale);
-            }
-#else
             if (!MLA_QM8_PRE || wg == 0) {
 #if MLA_QM8_P8
                 pv_half8(o, tp, sbase + slot(s), wg, al, tk, masked, rescale);
@@ -679,7 +628,6 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
                 pv_half(o, tp, sbase + slot(s), wg, al, tk, masked, rescale);
 #endif
             }
-#endif
             if (wg == 0) {
                 fence_proxy_async();  // this thread's reads of the slot before the TMA that refills it
                 if (tile + kSlots < n_tiles) bar_arrive(kBarEmpty + s, 256);
