@@ -619,9 +619,9 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
                 masked = __any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0);
 #endif
             }
-            const int4 f4 = *reinterpret_cast<const int4*>(sfl + s * 4);
-            const bool rescale = (f4.x | f4.y | f4.z | f4.w) != 0;  // some row's alpha is not 1
-            if (!MLA_QM8_PRE || wg == 0) {
+            if (!MLA_QM8_PRE || wg == 0) {  // (MLA_QM8_PRE: warpgroup 1's O^T half is done above)
+                const int4 f4 = *reinterpret_cast<const int4*>(sfl + s * 4);
+                const bool rescale = (f4.x | f4.y | f4.z | f4.w) != 0;  // some row's alpha is not 1
 #if MLA_QM8_P8
                 pv_half8(o, tp, sbase + slot(s), wg, al, tk, masked, rescale);
 #else

@@ -337,6 +337,15 @@ __device__ __forceinline__ void load_q_perm(const mla_decode_params& p, const ml
     }
 }
 
+// The bf16 magnitudes a[] (float bits, sign cleared) folded into the running max mx where finite
+// (Inf and NaN left out): what work_q_exponent takes (non-negative floats order as their bits).
+template <int K>
+__device__ __forceinline__ uint32_t max_finite(uint32_t mx, const uint32_t (&a)[K]) {
+#pragma unroll
+    for (int i = 0; i < K; ++i) mx = a[i] < 0x7f800000u ? max(mx, a[i]) : mx;
+    return mx;
+}
+
 // The exponent k of a work's Q scale: mx = this thread's max finite |Q| as float bits (non-negative
 // floats order as their bits; the callers leave Inf and NaN out, so any finite max, up to bf16's
 // 3.39e38, takes its k); returns k with qmax 2^k < 2^top for the CTA's max qmax (k <= 126; 0 when
@@ -403,8 +412,7 @@ __device__ __forceinline__ float load_q_perm_f16(const mla_decode_params& p, con
         v[u] = row < w.nrows ? *reinterpret_cast<const uint32_t*>(q_row<false>(p, w, row) + 4 * phys) : 0u;
 #endif
         const uint32_t a[2] = {(v[u] << 16) & 0x7fffffffu, v[u] & 0x7fff0000u};
-#pragma unroll
-        for (int i = 0; i < 2; ++i) mx = a[i] < 0x7f800000u ? max(mx, a[i]) : mx;  // finite |Q| only
+        mx = max_finite(mx, a);
     }
     const int k = work_q_exponent(mx, scratch, tid, 15);
     const float up = ldexpf(1.f, k);
@@ -448,8 +456,7 @@ __device__ __forceinline__ float load_q_split(const mla_decode_params& p, const 
         v[u] = src ? *reinterpret_cast<const uint2*>(src + 8 * phys) : make_uint2(0u, 0u);
         const uint32_t a[4] = {(v[u].x << 16) & 0x7fffffffu, v[u].x & 0x7fff0000u, (v[u].y << 16) & 0x7fffffffu,
                                v[u].y & 0x7fff0000u};
-#pragma unroll
-        for (int i = 0; i < 4; ++i) mx = a[i] < 0x7f800000u ? max(mx, a[i]) : mx;  // finite |Q| only
+        mx = max_finite(mx, a);
     }
     const int k = work_q_exponent(mx, scratch, tid, 8);
     const float up = ldexpf(1.f, k);
