@@ -96,7 +96,9 @@ __device__ __forceinline__ void qm_s_mma(float (&sacc)[32], uint64_t dQ, uint64_
 }
 
 // MLA_QM_FAST_SOFTMAX=1: qm_softmax_p's path for tiles without masked keys (measurement build
-// of session 17: no gain at 128 heads, fp8 3% slower; off; docs/performance.md).
+// of session 17: no gain at 128 heads, fp8 3% slower, both on the lock-step cp.async body; session
+// 33 on the bf16 TMA body: -3.6 µs at 128 heads alone, not with the shipped start; session 42
+// on the fp8 TMA body: below; off; docs/performance.md).
 #ifndef MLA_QM_FAST_SOFTMAX
 #define MLA_QM_FAST_SOFTMAX 0
 #endif
@@ -125,10 +127,9 @@ __device__ __forceinline__ bool qm_softmax_p(float (&s)[32], const int* tk, int 
     // common case): no per-key mask, the row max taken on the raw S as a tree (sl2 > 0 keeps
     // the order), P = 2^(S sl2 - m) by one FFMA and one EX2 per key, the row sums as trees.
     {
-        bool flagged = false;
-#pragma unroll
-        for (int g = 0; g < 8; ++g) flagged |= tk[8 * g + cq] == 0 || tk[8 * g + cq + 1] == 0;
-        const bool interior = !flagged && jt0 + kTN - 1 <= lim[0] && jt0 + kTN - 1 <= lim[1];
+        // (each lane tests 2 of the tile's 64 flags: the warp covers the tile, as the quads do)
+        const int ln = threadIdx.x & 31;
+        const bool interior = tk[ln] != 0 && tk[ln + 32] != 0 && jt0 + kTN - 1 <= lim[0] && jt0 + kTN - 1 <= lim[1];
         if (__all_sync(0xffffffffu, interior) && sl2 > 0.f) {
             float t[2][8];
 #pragma unroll
