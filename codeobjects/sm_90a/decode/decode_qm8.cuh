@@ -71,21 +71,6 @@
 #if MLA_QM8_PRE && MLA_QM8_P8
 #error "MLA_QM8_PRE builds f16 V^T fragments: it does not combine with MLA_QM8_P8's e4m3 P^T"
 #endif
-// MLA_QM8_LATE1 (session 42, measurement build; 0 shipped): warpgroup 1's O^T half of tile t runs
-// beside warpgroup 0's S(t + 1) and softmax(t + 1) instead of beside warpgroup 0's own O^T half.
-// Warpgroup 0 per tile: the softmax of t (S(t) taken at the end of the previous iteration), P^T(t),
-// its O^T half of t, EMPTY(t), then the wait for tile t + 1, the issue of S(t + 1), PREADY(t), and
-// the wait for S(t + 1) (nothing in flight across the loop's back edge). Warpgroup 1 is as before
-// (PREADY(t), its O^T half, EMPTY(t), the refill), so its MMAs enter the tensor pipe behind S(t + 1)
-// and run while warpgroup 0's softmax does. EMPTY(t) moves later by a softmax (the ring is 4 deep).
-// Each warpgroup runs its own tile loop (decode_qm8_late1_loops), so that the S tile warpgroup 0
-// carries across its loop's back edge is not live through warpgroup 1's O^T code.
-#ifndef MLA_QM8_LATE1
-#define MLA_QM8_LATE1 0
-#endif
-#if MLA_QM8_LATE1 && MLA_QM8_PRE
-#error "MLA_QM8_LATE1 does not combine with MLA_QM8_PRE"
-#endif
 
 namespace mla_q8 {
 
@@ -582,93 +567,6 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
         fence_proxy_async();  // Q (cp.async) -> the MMAs' async proxy
         __syncthreads();
 
-#if MLA_QM8_LATE1
-        if (wg == 0) {
-            float sacc[32];  // S of the tile an iteration starts with, taken
-            if (n_tiles > 0) {
-                mbar_wait(bar0, phase & 1);
-                phase ^= 1u;
-                s_mma(sacc, dQ, sw128_desc(sbase + slot(0), 16, 1024));
-            }
-            // tile t's softmax, P^T, the warpgroup's O^T half and EMPTY(t); S(t + 1) issued by the
-            // caller (the last tile peeled off the loop: every S issue unconditional)
-            auto step = [&](int tile) {
-                const int s = tile & (kSlots - 1);
-                char* tp = smem + slot(s);
-                const int* tk = tokok + s * kTN;
-                if (MLA_QM_RA_LATE_TRIG && tid == 0 && mla_dec::last_tile(wi, w_end, tile, n_tiles))
-                    mla_dec::trigger_dependents();  // (wg_common.cuh)
-                float mn[2], alpha[2];
-                const float mprev[2] = {tile ? mx[r0] : -INFINITY, tile ? mx[r0 + 8] : -INFINITY};
-                uint32_t unused[4][4];
-                bool masked = qm_softmax_p<false, MLA_QM8_LAZY>(sacc, tk, w.tok_begin + tile * kTN, lim, sl2, cq,
-                                                                mprev, mn, alpha, l_run, unused);
-#if MLA_QM8_P8
-                store_pt8(tp + 4 * kBlk, sacc, r0, q);
-#else
-                store_pt(tp + 4 * kBlk, sacc, r0, q);
-#endif
-                __syncwarp();
-                if (q == 0) {
-                    mx[r0] = mn[0];
-                    mx[r0 + 8] = mn[1];
-                    alx[s * 64 + r0] = alpha[0];
-                    alx[s * 64 + r0 + 8] = alpha[1];
-                }
-                const bool moved = __any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f);
-                if (lane == 0) sfl[s * 4 + wl] = moved ? 1 : 0;
-                masked = __any_sync(0xffffffffu, masked);
-                fence_proxy_async();
-                bar_sync(kBarWg0, 128);  // P^T, alpha and the flags visible within warpgroup 0
-                const int4 f4 = *reinterpret_cast<const int4*>(sfl + s * 4);
-                const bool rescale = (f4.x | f4.y | f4.z | f4.w) != 0;
-#if MLA_QM8_P8
-                pv_half8(o, tp, sbase + slot(s), 0, alx + s * 64, tk, masked, rescale);
-#else
-                pv_half(o, tp, sbase + slot(s), 0, alx + s * 64, tk, masked, rescale);
-#endif
-                fence_proxy_async();  // this thread's reads of the slot before the TMA that refills it
-                if (tile + kSlots < n_tiles) bar_arrive(kBarEmpty + s, 256);
-            };
-            for (int tile = 0; tile + 1 < n_tiles; ++tile) {
-                step(tile);
-                // S(t + 1) into the tensor pipe ahead of warpgroup 1's O^T half of t, then PREADY(t)
-                const int s1 = (tile + 1) & (kSlots - 1);
-                mbar_wait(bar0 + 8 * s1, (phase >> s1) & 1);
-                phase ^= 1u << s1;
-                float sa[MLA_QM8_SCHAINS][32];
-                s_issue(sa, dQ, sw128_desc(sbase + slot(s1), 16, 1024));
-                bar_arrive(kBarPReady + (tile & (kSlots - 1)), 256);
-                s_take(sa, sacc);
-            }
-            if (n_tiles > 0) {
-                step(n_tiles - 1);
-                bar_arrive(kBarPReady + ((n_tiles - 1) & (kSlots - 1)), 256);
-            }
-        } else {
-            for (int tile = 0; tile < n_tiles; ++tile) {
-                const int s = tile & (kSlots - 1);
-                const int* tk = tokok + s * kTN;
-                bar_sync(kBarPReady + s, 256);              // P^T(tile), alpha(tile), the flags
-                mbar_wait(bar0 + 8 * s, (phase >> s) & 1);  // the tile landed (seen by warpgroup 0 already)
-                phase ^= 1u << s;
-                const bool masked = __any_sync(0xffffffffu, tk[lane] == 0 || tk[lane + 32] == 0);
-                const int4 f4 = *reinterpret_cast<const int4*>(sfl + s * 4);
-                const bool rescale = (f4.x | f4.y | f4.z | f4.w) != 0;
-#if MLA_QM8_P8
-                pv_half8(o, smem + slot(s), sbase + slot(s), 1, alx + s * 64, tk, masked, rescale);
-#else
-                pv_half(o, smem + slot(s), sbase + slot(s), 1, alx + s * 64, tk, masked, rescale);
-#endif
-                if (tile + kSlots < n_tiles) {
-                    fence_proxy_async();           // this thread's reads of the slot before the TMA writes
-                    bar_sync(kBarEmpty + s, 256);  // warpgroup 0 is done with the slot too
-                    issue(tile + kSlots, s, pf);
-                    pf.fetch(p, w, tile + kSlots + 1, n_tiles, wt >> 1, (wt & 1) == 0);
-                }
-            }
-        }
-#else
         for (int tile = 0; tile < n_tiles; ++tile) {
             const int s = tile & (kSlots - 1);
             char* tp = smem + slot(s);
@@ -740,7 +638,6 @@ __device__ __forceinline__ void decode_qm8_body(const mla_decode_params& p, char
                 pf.fetch(p, w, tile + kSlots + 1, n_tiles, wt >> 1, (wt & 1) == 0);
             }
         }
-#endif
         epilogue(p, w, reinterpret_cast<float*>(smem + C::OFF_KV), reinterpret_cast<float*>(smem + C::OFF_LX), o,
                  l_run, n_tiles > 0 ? mx : nullptr, MLA_QM8_P8 ? kvsc : kvsc * mla_ra::kE4m3Fold);
     }
