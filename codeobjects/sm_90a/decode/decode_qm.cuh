@@ -21,7 +21,6 @@
 // -DMLA_QM_SEESAW=1, decode_qm_ss.cuh's seesaw body). Pieces the bodies share: qm_common.cuh.
 #pragma once
 #include "decode/decode_qm8.cuh"    // the fp8 TMA body (fp8 tensor cores)
-#include "decode/decode_qm8_wv.cuh" // its widened-V measurement body (MLA_QM8_WV)
 #include "decode/decode_qm_ss.cuh"  // the TMA bodies (decoupled; seesaw with MLA_QM_SEESAW); qm_common.cuh
 #include "decode/decode_wgmma.cuh"
 
@@ -173,8 +172,7 @@ template <int M, bool Q8, bool KV8>
 __device__ __forceinline__ void decode_qm_dispatch(const mla_decode_params& p, char* smem) {
     if constexpr (Q8 == KV8 && MLA_QM_ABLATE == 0) {
         if (p.kv_tma != 0 && (reinterpret_cast<uintptr_t>(p.kv_tmap) & 63) == 0) {
-            if constexpr (KV8 && MLA_QM8_WV != 0) mla_q8::decode_qm8_wv_body<M>(p, smem);
-            else if constexpr (KV8) mla_q8::decode_qm8_body<M>(p, smem);
+            if constexpr (KV8) mla_q8::decode_qm8_body<M>(p, smem);
             else if constexpr (MLA_QM_SEESAW != 0) {
                 if (p.kv_tma == 1) decode_qm_ss_body<M>(p, smem);
                 else decode_qm_tma_body<M>(p, smem);
