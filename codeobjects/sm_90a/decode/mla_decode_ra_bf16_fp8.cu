@@ -2,7 +2,7 @@
 // fp8, row tile M = 16 (mla_decode_ra_bf16_fp8_m16). Body: decode_ra.cuh; table: mla_decode.csv.
 // The lazy max's decision before P (wg_tile.cuh's MLA_WG_LAZY1B 0): with the one-barrier path
 // this kernel spills 4 bytes and ran bf16 Q / fp8 KV 119.0 -> 120.7 µs (docs/performance.md,
-// session 30 call 2); without the spill since (246 registers) it still loses: 104.9 -> 106.0 µs,
+// session 30 call 2); now without the spill (246 registers), it still loses: 104.9 -> 106.0 µs,
 // varied lengths 130.2 -> 131.5 (session 42 call 3).
 #ifndef MLA_WG_LAZY1B
 #define MLA_WG_LAZY1B 0

@@ -95,10 +95,10 @@ __device__ __forceinline__ void qm_s_mma(float (&sacc)[32], uint64_t dQ, uint64_
     wg_commit();
 }
 
-// MLA_QM_FAST_SOFTMAX=1: qm_softmax_p's path for tiles without masked keys (measurement build
-// of session 17: no gain at 128 heads, fp8 3% slower, both on the lock-step cp.async body; session
-// 33 on the bf16 TMA body: -3.6 µs at 128 heads alone, not with the shipped start; session 42
-// on the fp8 TMA body: below; off; docs/performance.md).
+// MLA_QM_FAST_SOFTMAX=1: qm_softmax_p's path for tiles without masked keys. On in the bf16 qm cubin
+// (mla_decode_qm_bf16_bf16.cu; session 42: 128 heads -1.6%, 128 heads MTP 2 -2.1%), off elsewhere
+// (the fp8 TMA body: +1.9% at 128 heads, session 42; session 17: no gain on the lock-step cp.async
+// body, fp8 3% slower; docs/performance.md).
 #ifndef MLA_QM_FAST_SOFTMAX
 #define MLA_QM_FAST_SOFTMAX 0
 #endif
@@ -116,7 +116,7 @@ __device__ __forceinline__ void qm_s_mma(float (&sacc)[32], uint64_t dQ, uint64_
 // the bf16-P bodies through qm_softmax, MLA_QM_LAZY): the running max moves only when the row max
 // exceeds it by more than kLazy (base-2 units), so scale is 1 on most tiles and P stays below
 // 2^kLazy (f16 and bf16 P hold that to the same relative precision as P <= 1); the softmax is the
-// same function (o = sum p v / sum p for any reference max). The MLA_QM_FAST_SOFTMAX path (off)
+// same function (o = sum p v / sum p for any reference max). The MLA_QM_FAST_SOFTMAX path (above)
 // takes the same running max (lazy since session 33; before, the exact one whatever kLazy was).
 template <bool kPack, int kLazy = 0>
 __device__ __forceinline__ bool qm_softmax_p(float (&s)[32], const int* tk, int jt0, const int (&lim)[2], float sl2,
